@@ -1,0 +1,135 @@
+"""fastact: fast, accurate neural-network activations over NumPy arrays.
+
+Every function is a NumPy ufunc underneath (see :mod:`fastact.ufuncs`):
+any shape and strides, broadcasting, ``out=`` (in place too), float16/32/64.
+Kernels are picked at import from what the CPU reports (AVX-512, AVX2+FMA
+or scalar); ``FASTACT_ISA`` and :func:`set_isa` cap the choice.
+"""
+import os as _os
+import warnings as _warnings
+from importlib.metadata import PackageNotFoundError as _NotFound, version as _version
+
+import numpy as _np
+
+from . import _ext, ufuncs
+
+try:
+    __version__ = _version("fastact")
+except _NotFound:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["gelu", "gelu_backward", "silu", "silu_backward", "relu", "relu_backward", "isa",
+           "available_isas", "set_isa", "get_num_threads", "set_num_threads", "ufuncs",
+           "__version__"]
+
+_GELU = {"none": (ufuncs.gelu, ufuncs.gelu_backward),
+         "tanh": (ufuncs.gelu_tanh, ufuncs.gelu_tanh_backward)}
+
+
+def _gelu_pair(name, approximate):
+    try:
+        return _GELU[approximate]
+    except (KeyError, TypeError):
+        raise ValueError(f"fastact.{name}: approximate must be 'none' or 'tanh', "
+                         f"not {approximate!r}") from None
+
+
+def _call(name, ufunc, args, out, kwargs):
+    try:
+        return ufunc(*args, out=out, **kwargs)
+    except (TypeError, ValueError) as exc:
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        dtypes = ", ".join(str(getattr(a, "dtype", None) or _np.asarray(a).dtype) for a in args)
+        raise kind(f"fastact.{name}: {exc} (input dtypes: {dtypes})") from exc
+
+
+def gelu(x, approximate="none", *, out=None, **kwargs):
+    """GELU: x·Φ(x), or with ``approximate="tanh"`` 0.5x(1+tanh(√(2/π)(x+0.044715x³))).
+
+    Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.
+    """
+    return _call("gelu", _gelu_pair("gelu", approximate)[0], (x,), out, kwargs)
+
+
+def gelu_backward(grad_output, x, approximate="none", *, out=None, **kwargs):
+    """grad_output · gelu'(x) (the exact or the tanh form's derivative)."""
+    return _call("gelu_backward", _gelu_pair("gelu_backward", approximate)[1],
+                 (grad_output, x), out, kwargs)
+
+
+def silu(x, *, out=None, **kwargs):
+    """SiLU / Swish: x·σ(x)."""
+    return _call("silu", ufuncs.silu, (x,), out, kwargs)
+
+
+def silu_backward(grad_output, x, *, out=None, **kwargs):
+    """grad_output · σ(x)(1 + x(1 - σ(x)))."""
+    return _call("silu_backward", ufuncs.silu_backward, (grad_output, x), out, kwargs)
+
+
+def relu(x, *, out=None, **kwargs):
+    """max(x, 0); NaN stays NaN and relu(-0.0) is +0.0."""
+    return _call("relu", ufuncs.relu, (x,), out, kwargs)
+
+
+def relu_backward(grad_output, x, *, out=None, **kwargs):
+    """grad_output where x > 0, 0 where x <= 0, NaN where x is NaN."""
+    return _call("relu_backward", ufuncs.relu_backward, (grad_output, x), out, kwargs)
+
+
+# ---- kernel sets -----------------------------------------------------------
+
+_ISA_NAMES = _ext.isa_names()          # every set this build knows, lowest first
+_REAL_ISAS = ("scalar", "avx2", "avx512")
+
+
+def available_isas():
+    """The kernel sets this CPU can run, best first (e.g. ['avx512', 'avx2', 'scalar'])."""
+    return [n for n in reversed(_REAL_ISAS) if _ext.isa_supported(_ISA_NAMES.index(n))]
+
+
+def isa():
+    """The kernel set in use: 'avx512', 'avx2' or 'scalar' ('avx512-emulated' in tests)."""
+    return _ISA_NAMES[_ext.isa_current()]
+
+
+def set_isa(name):
+    """Switch to kernel set ``name`` (one of available_isas()); returns the previous one.
+
+    "avx512-emulated" runs the AVX-512 source through SIMDe on AVX2 hardware;
+    it is slow and exists so that tests can check that source on any CPU.
+    """
+    if name not in _ISA_NAMES or not _ext.isa_supported(_ISA_NAMES.index(name)):
+        raise ValueError(f"fastact.set_isa: {name!r} is not available on this CPU; "
+                         f"choose one of {available_isas()}")
+    previous = isa()
+    _ext.isa_set(_ISA_NAMES.index(name))
+    return previous
+
+
+def get_num_threads():
+    """Threads a large call may use (default: the CPUs this process may run on)."""
+    return _ext.num_threads()
+
+
+def set_num_threads(n):
+    """Use at most ``n`` threads (n >= 1) for large arrays; returns the previous value."""
+    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or n < 1:
+        raise ValueError(f"fastact.set_num_threads: n must be an integer >= 1, not {n!r}")
+    previous = get_num_threads()
+    _ext.set_num_threads(int(n))
+    return previous
+
+
+def _check_environment():
+    cap = _os.environ.get("FASTACT_ISA")
+    if cap and cap not in _REAL_ISAS:
+        _warnings.warn(f"fastact: FASTACT_ISA={cap!r} is not one of {list(_REAL_ISAS)}; ignored",
+                       RuntimeWarning, stacklevel=3)
+    threads = _os.environ.get("FASTACT_NUM_THREADS")
+    if threads and not (threads.isdigit() and int(threads) >= 1):
+        _warnings.warn(f"fastact: FASTACT_NUM_THREADS={threads!r} is not an integer >= 1; ignored",
+                       RuntimeWarning, stacklevel=3)
+
+
+_check_environment()

@@ -1,0 +1,82 @@
+"""Build of the fastact extension: one Cython module over the C kernels.
+
+Baseline flags only (no -march): the AVX2 and AVX-512 kernels are compiled
+with per-file target pragmas and chosen at run time. -ffp-contract=off keeps
+the compiler from fusing a*b+c differently per ISA, and -fno-tree-vectorize
+keeps the scalar fallback scalar.
+"""
+import os
+import platform
+import sys
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "kernels_scalar.c", "kernels_avx2.c",
+             "kernels_avx512.c", "kernels_avx512_emulated.c"]
+IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+IS_MSVC = sys.platform == "win32"
+
+
+def simde_include():
+    try:
+        import simde_py
+    except ImportError:
+        return None
+    return simde_py.get_include()
+
+
+class ProbingBuildExt(build_ext):
+    """Enable the x86 kernels only if the compiler accepts AVX-512 target pragmas."""
+
+    def build_extensions(self):
+        probe = ('#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
+                 "__m512d f(__m512d a) { return _mm512_fmadd_pd(a, a, a); }\n")
+        x86_ok = IS_X86_64 and not IS_MSVC and self._compiles(probe)
+        for ext in self.extensions:
+            if x86_ok:
+                ext.define_macros.append(("FA_HAVE_X86_KERNELS", "1"))
+                if simde_include():
+                    ext.define_macros.append(("FA_HAVE_AVX512_EMULATION", "1"))
+                    ext.include_dirs.append(simde_include())
+            else:
+                print("fastact: building the scalar kernels only", file=sys.stderr)
+        super().build_extensions()
+
+    def _compiles(self, source):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "probe.c")
+            with open(path, "w") as f:
+                f.write(source)
+            try:
+                self.compiler.compile([path], output_dir=tmp)
+            except Exception:
+                return False
+        return True
+
+
+extra_compile_args = [] if IS_MSVC else [
+    "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-unused-function", "-Wno-psabi",
+    "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]
+if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:
+    extra_compile_args.append("-Werror")
+if os.environ.get("FASTACT_MARCH_NATIVE") == "1":  # local experiments only, never a wheel
+    extra_compile_args.append("-march=" + "native")
+
+extension = Extension(
+    "fastact._ext",
+    sources=["fastact/_ext.pyx"] + [os.path.join("src_c", s) for s in C_SOURCES],
+    include_dirs=[numpy.get_include(), "src_c"],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],
+    extra_compile_args=extra_compile_args,
+    extra_link_args=[] if IS_MSVC else ["-pthread", "-lm"],
+)
+
+setup(
+    ext_modules=cythonize([extension], language_level=3, compiler_directives={
+        "boundscheck": False, "wraparound": False, "cdivision": True}),
+    cmdclass={"build_ext": ProbingBuildExt},
+)

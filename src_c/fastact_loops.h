@@ -1,0 +1,15 @@
+/* The NumPy inner loops (loops.c); `data` is the fa_op as an integer. The
+ * signature is NumPy's PyUFuncGenericFunction with npy_intp == ptrdiff_t. */
+#ifndef FASTACT_LOOPS_H
+#define FASTACT_LOOPS_H
+#include <stddef.h>
+
+#define FA_LOOP_DECL(name) void name(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data)
+FA_LOOP_DECL(fa_loop_fwd_f16);
+FA_LOOP_DECL(fa_loop_fwd_f32);
+FA_LOOP_DECL(fa_loop_fwd_f64);
+FA_LOOP_DECL(fa_loop_bwd_f16);
+FA_LOOP_DECL(fa_loop_bwd_f32);
+FA_LOOP_DECL(fa_loop_bwd_f64);
+#undef FA_LOOP_DECL
+#endif

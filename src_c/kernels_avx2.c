@@ -1,0 +1,13 @@
+/* AVX2 + FMA kernels ("avx2" means exactly these features; see dispatch.c). */
+#if defined(__x86_64__) || defined(_M_X64)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("avx2,fma")
+#elif defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
+#include "simd_avx2.h"
+#include "kernels.inc"
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif

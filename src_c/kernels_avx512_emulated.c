@@ -1,0 +1,106 @@
+/* The AVX-512 kernels of kernels_avx512.c and simd_avx512.h, compiled against
+ * SIMDe's portable definitions of the AVX-512F intrinsics (on AVX2 + FMA
+ * hardware) instead of the real instructions. A CPU without AVX-512 thus
+ * still runs and tests the exact AVX-512 source; on a CPU with AVX-512 the
+ * tests check both give the same bits. Selected only by
+ * set_isa("avx512-emulated"); never chosen by default.
+ *
+ * SIMDe's own masked loads and stores touch all 64 bytes (its masked store
+ * writes zeros past the mask), so the four masked memory operations are
+ * replaced here by lane loops that touch only the masked lanes. */
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(FA_HAVE_AVX512_EMULATION)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("avx2,fma")
+#elif defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
+#if defined(__GNUC__)
+/* only static inline functions pass 512-bit vectors here: no ABI is exposed */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#include <immintrin.h>
+#include <simde/x86/avx512.h>
+
+#define FA_AVX512_EMULATED 1
+#define FA_ISA_SUFFIX avx512_emulated
+
+#define __m512d simde__m512d
+#define __m512 simde__m512
+#define __m512i simde__m512i
+
+static inline simde__m512d fa_emu_maskz_loadu_pd_(__mmask8 m, const double *p) {
+    simde__m512d_private r = simde__m512d_to_private(simde_mm512_setzero_pd());
+    for (int i = 0; i < 8; i++)
+        if (m >> i & 1) r.f64[i] = p[i];
+    return simde__m512d_from_private(r);
+}
+static inline void fa_emu_mask_storeu_pd_(double *p, __mmask8 m, simde__m512d v) {
+    simde__m512d_private r = simde__m512d_to_private(v);
+    for (int i = 0; i < 8; i++)
+        if (m >> i & 1) p[i] = r.f64[i];
+}
+static inline simde__m512 fa_emu_maskz_loadu_ps_(__mmask16 m, const float *p) {
+    simde__m512_private r = simde__m512_to_private(simde_mm512_setzero_ps());
+    for (int i = 0; i < 16; i++)
+        if (m >> i & 1) r.f32[i] = p[i];
+    return simde__m512_from_private(r);
+}
+static inline void fa_emu_mask_storeu_ps_(float *p, __mmask16 m, simde__m512 v) {
+    simde__m512_private r = simde__m512_to_private(v);
+    for (int i = 0; i < 16; i++)
+        if (m >> i & 1) p[i] = r.f32[i];
+}
+
+/* float <-> double conversions, absent from SIMDe 0.8.2: per 256-bit half,
+ * with the AVX instructions that round like the AVX-512 ones (MXCSR). */
+static inline simde__m512d fa_emu_cvtps_pd_(__m256 v) {
+    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    return simde_mm512_insertf64x4(r, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), 1);
+}
+static inline __m256 fa_emu_cvtpd_ps_(simde__m512d v) {
+    __m128 lo = _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(v, 0));
+    __m128 hi = _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(v, 1));
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
+#define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
+#define _mm512_mask_storeu_pd fa_emu_mask_storeu_pd_
+#define _mm512_maskz_loadu_ps fa_emu_maskz_loadu_ps_
+#define _mm512_mask_storeu_ps fa_emu_mask_storeu_ps_
+#define _mm512_set1_pd simde_mm512_set1_pd
+#define _mm512_loadu_pd simde_mm512_loadu_pd
+#define _mm512_storeu_pd simde_mm512_storeu_pd
+#define _mm512_add_pd simde_mm512_add_pd
+#define _mm512_sub_pd simde_mm512_sub_pd
+#define _mm512_mul_pd simde_mm512_mul_pd
+#define _mm512_div_pd simde_mm512_div_pd
+#define _mm512_fmadd_pd simde_mm512_fmadd_pd
+#define _mm512_min_pd simde_mm512_min_pd
+#define _mm512_castsi512_pd simde_mm512_castsi512_pd
+#define _mm512_castpd_si512 simde_mm512_castpd_si512
+#define _mm512_and_epi64 simde_mm512_and_epi64
+#define _mm512_set1_epi64 simde_mm512_set1_epi64
+#define _mm512_cmp_pd_mask simde_mm512_cmp_pd_mask
+#define _mm512_mask_blend_pd simde_mm512_mask_blend_pd
+#define _mm512_add_epi64 simde_mm512_add_epi64
+#define _mm512_slli_epi64 simde_mm512_slli_epi64
+#define _mm512_cvtps_pd fa_emu_cvtps_pd_
+#define _mm512_castps512_ps256 simde_mm512_castps512_ps256
+#define _mm512_extractf64x4_pd simde_mm512_extractf64x4_pd
+#define _mm512_castps_pd simde_mm512_castps_pd
+#define _mm512_castpd_ps simde_mm512_castpd_ps
+#define _mm512_castpd256_pd512 simde_mm512_castpd256_pd512
+#define _mm512_cvtpd_ps fa_emu_cvtpd_ps_
+#define _mm512_insertf64x4 simde_mm512_insertf64x4
+#define _mm512_loadu_ps simde_mm512_loadu_ps
+#define _mm512_storeu_ps simde_mm512_storeu_ps
+#define _mm512_set1_ps simde_mm512_set1_ps
+#define _mm512_cmp_ps_mask simde_mm512_cmp_ps_mask
+#define _mm512_mask_blend_ps simde_mm512_mask_blend_ps
+
+#include "simd_avx512.h"
+#include "kernels.inc"
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif

@@ -1,0 +1,75 @@
+/* Vector layer, AVX2 + FMA flavour: 4 doubles / 8 floats per register.
+ * Same interface as simd_scalar.h. Masks are all-ones lanes. */
+#ifndef FA_SIMD_H
+#define FA_SIMD_H
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FA_ISA_SUFFIX avx2
+#define VD_W 4
+#define VF_W 8
+
+typedef __m256d vd;
+typedef __m256d md;
+typedef __m256 vf;
+typedef __m256 mf;
+
+static inline __m256i fa_lanes_below_d_(ptrdiff_t n) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+static inline __m256i fa_lanes_below_f_(ptrdiff_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline vd vd_set(double c) { return _mm256_set1_pd(c); }
+static inline vd vd_load(const double *p) { return _mm256_loadu_pd(p); }
+static inline vd vd_loadn(const double *p, ptrdiff_t n) { return _mm256_maskload_pd(p, fa_lanes_below_d_(n)); }
+static inline void vd_store(double *p, vd v) { _mm256_storeu_pd(p, v); }
+static inline void vd_storen(double *p, vd v, ptrdiff_t n) { _mm256_maskstore_pd(p, fa_lanes_below_d_(n), v); }
+static inline vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd vd_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+static inline vd vd_div(vd a, vd b) { return _mm256_div_pd(a, b); }
+static inline vd vd_fma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline vd vd_min(vd a, vd b) { return _mm256_min_pd(a, b); }
+static inline vd vd_abs(vd a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+static inline md vd_lt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
+static inline md vd_gt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
+static inline md vd_isnan(vd a) { return _mm256_cmp_pd(a, a, _CMP_UNORD_Q); }
+static inline md md_or(md a, md b) { return _mm256_or_pd(a, b); }
+static inline vd vd_select(md m, vd if_true, vd if_false) { return _mm256_blendv_pd(if_false, if_true, m); }
+static inline vd vd_pow2(vd k) {
+    /* k + 1.5*2^52 holds k in its low mantissa bits; move k + 1023 into the exponent. */
+    __m256i bits = _mm256_castpd_si256(_mm256_add_pd(k, _mm256_set1_pd(0x1.8p52)));
+    bits = _mm256_add_epi64(bits, _mm256_set1_epi64x(1023 - 0x4338000000000000LL));
+    return _mm256_castsi256_pd(_mm256_slli_epi64(bits, 52));
+}
+
+static inline void fa_split_(__m256 v, vd *lo, vd *hi) {
+    *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+    *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
+static inline __m256 fa_join_(vd lo, vd hi) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+static inline void vf2_load(const float *p, vd *lo, vd *hi) { fa_split_(_mm256_loadu_ps(p), lo, hi); }
+static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
+    fa_split_(_mm256_maskload_ps(p, fa_lanes_below_f_(n)), lo, hi);
+}
+static inline void vf2_store(float *p, vd lo, vd hi) { _mm256_storeu_ps(p, fa_join_(lo, hi)); }
+static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
+    _mm256_maskstore_ps(p, fa_lanes_below_f_(n), fa_join_(lo, hi));
+}
+
+static inline vf vf_set(float c) { return _mm256_set1_ps(c); }
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline vf vf_loadn(const float *p, ptrdiff_t n) { return _mm256_maskload_ps(p, fa_lanes_below_f_(n)); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline void vf_storen(float *p, vf v, ptrdiff_t n) { _mm256_maskstore_ps(p, fa_lanes_below_f_(n), v); }
+static inline mf vf_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline mf vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+static inline mf mf_or(mf a, mf b) { return _mm256_or_ps(a, b); }
+static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+
+#endif

@@ -1,0 +1,71 @@
+/* Vector layer, AVX-512F flavour: 8 doubles / 16 floats per register, k-masks.
+ * Same interface as simd_scalar.h. Only AVX-512F instructions are used. */
+#ifndef FA_SIMD_H
+#define FA_SIMD_H
+#include <stddef.h>
+#include <stdint.h>
+#ifndef FA_AVX512_EMULATED
+#include <immintrin.h>
+#endif
+
+#define VD_W 8
+#define VF_W 16
+
+typedef __m512d vd;
+typedef __mmask8 md;
+typedef __m512 vf;
+typedef __mmask16 mf;
+
+static inline vd vd_set(double c) { return _mm512_set1_pd(c); }
+static inline vd vd_load(const double *p) { return _mm512_loadu_pd(p); }
+static inline vd vd_loadn(const double *p, ptrdiff_t n) { return _mm512_maskz_loadu_pd((__mmask8)((1u << n) - 1), p); }
+static inline void vd_store(double *p, vd v) { _mm512_storeu_pd(p, v); }
+static inline void vd_storen(double *p, vd v, ptrdiff_t n) { _mm512_mask_storeu_pd(p, (__mmask8)((1u << n) - 1), v); }
+static inline vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
+static inline vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+static inline vd vd_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
+static inline vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
+static inline vd vd_fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
+static inline vd vd_min(vd a, vd b) { return _mm512_min_pd(a, b); }
+static inline vd vd_abs(vd a) {
+    return _mm512_castsi512_pd(_mm512_and_epi64(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7fffffffffffffffLL)));
+}
+static inline md vd_lt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+static inline md vd_gt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }
+static inline md vd_isnan(vd a) { return _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q); }
+static inline md md_or(md a, md b) { return (md)(a | b); }
+static inline vd vd_select(md m, vd if_true, vd if_false) { return _mm512_mask_blend_pd(m, if_false, if_true); }
+static inline vd vd_pow2(vd k) {
+    __m512i bits = _mm512_castpd_si512(_mm512_add_pd(k, _mm512_set1_pd(0x1.8p52)));
+    bits = _mm512_add_epi64(bits, _mm512_set1_epi64(1023 - 0x4338000000000000LL));
+    return _mm512_castsi512_pd(_mm512_slli_epi64(bits, 52));
+}
+
+static inline void fa_split_(__m512 v, vd *lo, vd *hi) {
+    *lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+    *hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+static inline __m512 fa_join_(vd lo, vd hi) {
+    __m512d low_half = _mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(low_half, _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+}
+static inline void vf2_load(const float *p, vd *lo, vd *hi) { fa_split_(_mm512_loadu_ps(p), lo, hi); }
+static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
+    fa_split_(_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p), lo, hi);
+}
+static inline void vf2_store(float *p, vd lo, vd hi) { _mm512_storeu_ps(p, fa_join_(lo, hi)); }
+static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), fa_join_(lo, hi));
+}
+
+static inline vf vf_set(float c) { return _mm512_set1_ps(c); }
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline vf vf_loadn(const float *p, ptrdiff_t n) { return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline void vf_storen(float *p, vf v, ptrdiff_t n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), v); }
+static inline mf vf_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline mf vf_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+static inline mf mf_or(mf a, mf b) { return (mf)(a | b); }
+static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+
+#endif

@@ -1,0 +1,70 @@
+/* Vector layer, scalar flavour: one lane. The algorithms in kernels.inc are
+ * written against this interface; simd_avx2.h and simd_avx512.h provide the
+ * same names for wider registers. Every operation is an IEEE-754 operation
+ * rounded once (or a bit operation), so all ISAs give the same result for
+ * each element. */
+#ifndef FA_SIMD_H
+#define FA_SIMD_H
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FA_ISA_SUFFIX scalar
+#define VD_W 1 /* doubles per vd */
+#define VF_W 1 /* floats per vf */
+
+typedef double vd;
+typedef int md;
+typedef float vf;
+typedef int mf;
+
+static inline vd vd_set(double c) { return c; }
+static inline vd vd_load(const double *p) { return *p; }
+static inline vd vd_loadn(const double *p, ptrdiff_t n) { (void)n; return *p; }
+static inline void vd_store(double *p, vd v) { *p = v; }
+static inline void vd_storen(double *p, vd v, ptrdiff_t n) { (void)n; *p = v; }
+static inline vd vd_add(vd a, vd b) { return a + b; }
+static inline vd vd_sub(vd a, vd b) { return a - b; }
+static inline vd vd_mul(vd a, vd b) { return a * b; }
+static inline vd vd_div(vd a, vd b) { return a / b; }
+static inline vd vd_fma(vd a, vd b, vd c) { return fma(a, b, c); }
+/* min(a, b) for non-NaN a; b when a is NaN is never relied upon */
+static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
+static inline vd vd_abs(vd a) { return fabs(a); }
+static inline md vd_lt(vd a, vd b) { return isless(a, b); }
+static inline md vd_gt(vd a, vd b) { return isgreater(a, b); }
+static inline md vd_isnan(vd a) { return isunordered(a, a); }
+static inline md md_or(md a, md b) { return a | b; }
+static inline vd vd_select(md m, vd if_true, vd if_false) { return m ? if_true : if_false; }
+/* 2^k for integer-valued k in [-1022, 1023] */
+static inline vd vd_pow2(vd k) {
+    int64_t bits = (int64_t)(k + 1023.0) << 52;
+    double r;
+    memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+/* float32 memory <-> two vd registers (2 * VD_W floats) */
+static inline void vf2_load(const float *p, vd *lo, vd *hi) { *lo = p[0]; *hi = p[1]; }
+static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
+    *lo = p[0];
+    *hi = n > 1 ? p[1] : 0.0;
+}
+static inline void vf2_store(float *p, vd lo, vd hi) { p[0] = (float)lo; p[1] = (float)hi; }
+static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
+    p[0] = (float)lo;
+    if (n > 1) p[1] = (float)hi;
+}
+
+static inline vf vf_set(float c) { return c; }
+static inline vf vf_load(const float *p) { return *p; }
+static inline vf vf_loadn(const float *p, ptrdiff_t n) { (void)n; return *p; }
+static inline void vf_store(float *p, vf v) { *p = v; }
+static inline void vf_storen(float *p, vf v, ptrdiff_t n) { (void)n; *p = v; }
+static inline mf vf_gt(vf a, vf b) { return isgreater(a, b); }
+static inline mf vf_isnan(vf a) { return isunordered(a, a); }
+static inline mf mf_or(mf a, mf b) { return a | b; }
+static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
+
+#endif
