@@ -2,7 +2,8 @@
 #ifndef FA_COEFFS_H
 #define FA_COEFFS_H
 
-#define FA_ERFC_K 5.0
+#define FA_PHI_K 4.0
+#define FA_PHI_SMALL_A 1.0
 #define FA_GELU_A_MAX 40.0
 
 #define FA_TANH_C1_HI 0x1.9884533d43651p+0 /* 1.5957691216057308 */
@@ -17,6 +18,7 @@
 
 /* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 10; max relative error of the rounded fit 3.39e-19 (2^-61.36). Lowest degree first. */
 #define FA_EXP_F64_DEGREE 10
+#define FA_EXP_F64_C0_LO 0x0.0p+0
 static const double FA_EXP_F64[11] = {
     0x1.0000000000000p-1,
     0x1.5555555555557p-3,
@@ -33,6 +35,7 @@ static const double FA_EXP_F64[11] = {
 
 /* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5; max relative error of the rounded fit 2.2e-10 (2^-32.08). Lowest degree first. */
 #define FA_EXP_F32_DEGREE 5
+#define FA_EXP_F32_C0_LO 0x0.0p+0
 static const double FA_EXP_F32[6] = {
     0x1.0000000b8f6f3p-1,
     0x1.5555555a7828bp-3,
@@ -42,55 +45,84 @@ static const double FA_EXP_F32[6] = {
     0x1.a124e451b5351p-13,
 };
 
-/* (a+5) exp(a^2/2) Phi(-a) in t=(a-5)/(a+5), a in [0, 40], degree 26; max relative error of the rounded fit 3.57e-17 (2^-54.64). Lowest degree first. */
-#define FA_ERFC_F64_DEGREE 26
-static const double FA_ERFC_F64[27] = {
-    0x1.89d3abe1f95aep-1,
-    -0x1.54ad03f27ca18p-1,
-    0x1.fb31653876f88p-2,
-    -0x1.410ed5f875944p-2,
-    0x1.51f6329f01c13p-3,
-    -0x1.1b1c254ca44d6p-4,
-    0x1.54b4d4f48508fp-6,
-    -0x1.88590e979789ap-9,
-    -0x1.a250376e5ae8ap-11,
-    0x1.1daf1ac1a3d9dp-11,
-    -0x1.f2149840e8498p-15,
-    -0x1.a17007d241459p-15,
-    0x1.17df4f6b26b76p-16,
-    0x1.0b13898627fedp-18,
-    -0x1.73e7a8d18c578p-19,
-    -0x1.671824220f9c2p-22,
-    0x1.d4fba047a1b9cp-22,
-    0x1.5785a07ff7b95p-25,
-    -0x1.30d524243afbbp-24,
-    -0x1.23f1792681853p-27,
-    0x1.926ada56541d1p-27,
-    0x1.4a0a175464373p-29,
-    -0x1.dacf6c72b3079p-30,
-    -0x1.597cfd156c7b0p-31,
-    0x1.2ae5ee5d67e73p-33,
-    0x1.b87c0a66f9a2dp-34,
-    0x1.e1084e84a0eacp-37,
+/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 10; max relative error of the rounded fit 1.61e-18 (2^-59.11). Lowest degree first. */
+#define FA_PHI_SMALL_F64_DEGREE 10
+#define FA_PHI_SMALL_F64_C0_LO -0x1.cd44427a75ef0p-56
+static const double FA_PHI_SMALL_F64[11] = {
+    0x1.9884533d43651p-2,
+    -0x1.1058377e2cedfp-4,
+    0x1.46d0429769010p-7,
+    -0x1.37403f6b93143p-10,
+    0x1.e42b0d4b14d39p-14,
+    -0x1.3ce8f9bacee1ep-17,
+    0x1.6589f17ce2693p-21,
+    -0x1.621cc567a99f7p-25,
+    0x1.380b151d37375p-29,
+    -0x1.e69d43072e1f8p-34,
+    0x1.1eb48cc19cdecp-38,
 };
 
-/* (a+5) exp(a^2/2) Phi(-a) in t=(a-5)/(a+5), a in [0, 40], degree 13; max relative error of the rounded fit 7.77e-11 (2^-33.58). Lowest degree first. */
-#define FA_ERFC_F32_DEGREE 13
-static const double FA_ERFC_F32[14] = {
-    0x1.89d3abe2043bfp-1,
-    -0x1.54ad03eed5c82p-1,
-    0x1.fb316532218f4p-2,
-    -0x1.410ed72fea169p-2,
-    0x1.51f63292d6c0bp-3,
-    -0x1.1b1be96e9366ap-4,
-    0x1.54b5366dbe68ap-6,
-    -0x1.8880bafb3cc55p-9,
-    -0x1.a2ba4b5e092b0p-11,
-    0x1.1f46f96ca37ecp-11,
-    -0x1.db49651abc078p-15,
-    -0x1.c014c7bd6dac2p-15,
-    0x1.a09ec8c2c4811p-17,
-    0x1.6b7bb69e595c2p-18,
+/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 6; max relative error of the rounded fit 1.15e-11 (2^-36.34). Lowest degree first. */
+#define FA_PHI_SMALL_F32_DEGREE 6
+#define FA_PHI_SMALL_F32_C0_LO 0x1.46358ee214817p-56
+static const double FA_PHI_SMALL_F32[7] = {
+    0x1.9884533d311d4p-2,
+    -0x1.105837622aee6p-4,
+    0x1.46d0348bdff96p-7,
+    -0x1.373d994e61787p-10,
+    0x1.e3b0b5366695fp-14,
+    -0x1.3732800e944a3p-17,
+    0x1.20710b9ee6470p-21,
+};
+
+/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 40], degree 24; max relative error of the rounded fit 1.45e-17 (2^-55.93). Lowest degree first. */
+#define FA_PHI_TAIL_F64_DEGREE 24
+#define FA_PHI_TAIL_F64_C0_LO -0x1.992da19ec7380p-57
+static const double FA_PHI_TAIL_F64[25] = {
+    0x1.82b4bb8c94dcep-2,
+    0x1.2dda040d62d0ep-4,
+    -0x1.c41d6bcaf84cdp-4,
+    0x1.9adc525a901fcp-4,
+    -0x1.024df8efd4bb2p-4,
+    0x1.b0ffe01dbbed7p-6,
+    -0x1.691976f7e6072p-8,
+    -0x1.e4abd3e7c1b63p-11,
+    0x1.ce76f5aa45662p-11,
+    -0x1.99feee9f93edcp-15,
+    -0x1.e8a4a775b1ac4p-14,
+    0x1.16cea4aa3b8d3p-16,
+    0x1.2cd4135d4a1d7p-16,
+    -0x1.5d2fcf93b218cp-19,
+    -0x1.b79ae9e83350bp-19,
+    0x1.a3782bd6fb206p-23,
+    0x1.5bc0daff938bfp-21,
+    0x1.031df2d73a13cp-24,
+    -0x1.06c9280107d30p-23,
+    -0x1.5531875a7d2f1p-25,
+    0x1.52c89259537c6p-26,
+    0x1.f878007ae2315p-27,
+    -0x1.e224e5cbf0758p-29,
+    -0x1.d82c370e2498cp-29,
+    0x1.38dc9ed05c111p-30,
+};
+
+/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 40], degree 12; max relative error of the rounded fit 4.05e-11 (2^-34.52). Lowest degree first. */
+#define FA_PHI_TAIL_F32_DEGREE 12
+#define FA_PHI_TAIL_F32_C0_LO -0x1.b1ab1e258eb93p-58
+static const double FA_PHI_TAIL_F32[13] = {
+    0x1.82b4bb8c5d93fp-2,
+    0x1.2dda04059e182p-4,
+    -0x1.c41d6b37b647cp-4,
+    0x1.9adc54160bf01p-4,
+    -0x1.024e095353ffap-4,
+    0x1.b0ff79d3b80b3p-6,
+    -0x1.690e60f9c6f43p-8,
+    -0x1.e46690fa7afb8p-11,
+    0x1.ccb0c8c3b155bp-11,
+    -0x1.a183875f97f99p-15,
+    -0x1.c4ce582710956p-14,
+    0x1.0aa65da277fabp-16,
+    0x1.175de506399ccp-17,
 };
 
 #endif

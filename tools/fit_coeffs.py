@@ -23,8 +23,13 @@ import mpmath as mp
 mp.mp.dps = 60
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h"
 
-# erfcx-type tail: t = (a - K) / (a + K) maps a in [0, A_MAX] into [-1, t_max].
-ERFC_K = 5
+# Phi(-a) for a >= PHI_SMALL_A is exp(-a^2/2) H(t) / a with H fitted in
+# t = (a - PHI_K) / (a + PHI_K), which maps [PHI_SMALL_A, GELU_A_MAX] into (-1, 1)
+# and makes H smooth and well conditioned there; below PHI_SMALL_A,
+# Phi(-a) = 1/2 - a S(a^2) with S from the series of erf (no cancellation:
+# a S(a^2) <= 0.35 there, Phi(-a) >= 0.15).
+PHI_K = 4
+PHI_SMALL_A = 1.0
 GELU_A_MAX = 40  # gelu(-a) underflows to zero in float64 for a > 38.6
 
 
@@ -33,27 +38,30 @@ def cheb_nodes(lo, hi, n):
 
 
 def fit(f, lo, hi, degree):
-    """Monomial coefficients (lowest first) interpolating f at degree+1 Chebyshev nodes."""
+    """Monomial coefficients (lowest first) interpolating f at degree+1 Chebyshev
+    nodes, rounded to double, plus the rounding error of the constant term (the
+    kernels add it back in double-double where they need it)."""
     nodes = cheb_nodes(mp.mpf(lo), mp.mpf(hi), degree + 1)
     a = mp.matrix([[v**j for j in range(degree + 1)] for v in nodes])
     b = mp.matrix([f(v) for v in nodes])
     c = mp.lu_solve(a, b)
-    return [float(c[j]) for j in range(degree + 1)]
+    coeffs = [float(c[j]) for j in range(degree + 1)]
+    return coeffs, float(c[0] - mp.mpf(coeffs[0]))
 
 
-def horner_exact(coeffs, v):
+def horner_exact(coeffs, v, c0_lo=0.0):
     p = mp.mpf(0)
     for c in reversed(coeffs):
         p = p * v + mp.mpf(c)
-    return p
+    return p + mp.mpf(c0_lo)
 
 
-def max_rel_error(f, coeffs, lo, hi, points=3000, wrap=lambda p, v: p):
+def max_rel_error(f, coeffs, lo, hi, points=3000, wrap=lambda p, v: p, c0_lo=0.0):
     worst = mp.mpf(0)
     for i in range(points + 1):
         v = mp.mpf(lo) + (mp.mpf(hi) - mp.mpf(lo)) * i / points
         exact = f(v)
-        approx = wrap(horner_exact(coeffs, v), v)
+        approx = wrap(horner_exact(coeffs, v, c0_lo), v)
         worst = max(worst, abs((approx - exact) / exact))
     return worst
 
@@ -65,28 +73,44 @@ def exp_tail(r):
     return (mp.exp(r) - 1 - r) / (r * r)
 
 
-def erfc_tail(t):
-    """F(t) = (a + K) * G(a) with G(a) = exp(a^2/2) * Phi(-a), a = K(1+t)/(1-t)."""
-    a = ERFC_K * (1 + t) / (1 - t)
-    return (a + ERFC_K) * mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
+def phi_tail(t):
+    """H(t) = a exp(a^2/2) Phi(-a), a = PHI_K (1+t)/(1-t)."""
+    a = PHI_K * (1 + t) / (1 - t)
+    return a * mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
+
+
+def phi_small(v):
+    """S(v) = (1/2 - Phi(-a)) / a = erf(a / sqrt 2) / (2a), v = a^2."""
+    if v < mp.mpf("1e-30"):
+        return 1 / mp.sqrt(2 * mp.pi)
+    a = mp.sqrt(v)
+    return mp.erf(a / mp.sqrt(2)) / (2 * a)
 
 
 def polynomials():
-    """(C name, coefficients, domain text, error) for every polynomial."""
+    """(C name, coefficients, low part of c0, domain text, error) per polynomial.
+    The error is with the low part of c0 added, as the kernels that use it do."""
     out = []
     r_max = mp.log(2) / 2 + mp.mpf(2) ** -20  # |r| after reduction, plus the low part
     for tier, degree in (("f64", 10), ("f32", 5)):
-        c = fit(exp_tail, -r_max, r_max, degree)
+        c, _ = fit(exp_tail, -r_max, r_max, degree)
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
-        out.append((f"FA_EXP_{tier.upper()}", c,
+        out.append((f"FA_EXP_{tier.upper()}", c, 0.0,
                     f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err))
-    t_max = mp.mpf(GELU_A_MAX - ERFC_K) / (GELU_A_MAX + ERFC_K)
-    for tier, degree in (("f64", 26), ("f32", 13)):
-        c = fit(erfc_tail, -1, t_max, degree)
-        err = max_rel_error(erfc_tail, c, -1, t_max)
-        out.append((f"FA_ERFC_{tier.upper()}", c,
-                    f"(a+{ERFC_K}) exp(a^2/2) Phi(-a) in t=(a-{ERFC_K})/(a+{ERFC_K}), "
-                    f"a in [0, {GELU_A_MAX}], degree {degree}", err))
+    v_max = mp.mpf(PHI_SMALL_A) ** 2
+    for tier, degree in (("f64", 10), ("f32", 6)):
+        c, c0_lo = fit(phi_small, 0, v_max, degree)
+        err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
+        out.append((f"FA_PHI_SMALL_{tier.upper()}", c, c0_lo,
+                    f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err))
+    t_min = mp.mpf(PHI_SMALL_A - PHI_K) / (PHI_SMALL_A + PHI_K)
+    t_max = mp.mpf(GELU_A_MAX - PHI_K) / (GELU_A_MAX + PHI_K)
+    for tier, degree in (("f64", 24), ("f32", 12)):
+        c, c0_lo = fit(phi_tail, t_min, t_max, degree)
+        err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
+        out.append((f"FA_PHI_TAIL_{tier.upper()}", c, c0_lo,
+                    f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
+                    f"a in [{PHI_SMALL_A}, {GELU_A_MAX}], degree {degree}", err))
     return out
 
 
@@ -119,16 +143,18 @@ def render():
         "#ifndef FA_COEFFS_H",
         "#define FA_COEFFS_H",
         "",
-        f"#define FA_ERFC_K {ERFC_K}.0",
+        f"#define FA_PHI_K {PHI_K}.0",
+        f"#define FA_PHI_SMALL_A {PHI_SMALL_A}",
         f"#define FA_GELU_A_MAX {GELU_A_MAX}.0",
         "",
     ]
     lines += [f"#define {name} {value.hex()} /* {value!r} */" for name, value in constants()]
     lines.append("")
-    for name, coeffs, domain, err in polynomials():
+    for name, coeffs, c0_lo, domain, err in polynomials():
         lines.append(f"/* {domain}; max relative error of the rounded fit {mp.nstr(err, 3)}"
                      f" (2^{mp.nstr(mp.log(err, 2), 4)}). Lowest degree first. */")
         lines.append(f"#define {name}_DEGREE {len(coeffs) - 1}")
+        lines.append(f"#define {name}_C0_LO {c0_lo.hex()}")
         lines.append(f"static const double {name}[{len(coeffs)}] = {{")
         lines += [f"    {c.hex()}," for c in coeffs]
         lines.append("};")
