@@ -1,0 +1,47 @@
+"""Shared fixtures: run kernel tests under every kernel set this CPU can run."""
+import contextlib
+
+import numpy as np
+import pytest
+
+import fastact as fa
+
+# Every ISA the kernels can be tested under here: the real ones the CPU has,
+# plus the AVX-512 source through SIMDe when the CPU lacks AVX-512 itself
+# (and alongside it when it has it, so the two are compared).
+TESTABLE_ISAS = fa.available_isas() + (
+    ["avx512-emulated"] if fa._ext.isa_supported(fa._ISA_NAMES.index("avx512-emulated")) else [])
+
+# lanes per register of each ISA, for double / float
+LANES = {"scalar": (1, 1), "avx2": (4, 8), "avx512": (8, 16), "avx512-emulated": (8, 16)}
+
+
+def pytest_report_header(config):
+    return [f"fastact {fa.__version__}: CPU ISAs {fa.available_isas()}, default {fa.isa()}, "
+            f"tested {TESTABLE_ISAS}, threads {fa.get_num_threads()}",
+            f"numpy {np.__version__}"]
+
+
+@contextlib.contextmanager
+def forced_isa(name):
+    previous = fa.set_isa(name)
+    try:
+        yield name
+    finally:
+        fa.set_isa(previous)
+
+
+@contextlib.contextmanager
+def forced_threads(n):
+    previous = fa.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        fa.set_num_threads(previous)
+
+
+@pytest.fixture(params=TESTABLE_ISAS)
+def isa(request):
+    """Run the test once per kernel set, restoring the default afterwards."""
+    with forced_isa(request.param) as name:
+        yield name
