@@ -91,3 +91,16 @@ def num_threads():
 
 def set_num_threads(int n):
     fa_set_num_threads(n)
+
+
+OPS = {"relu": FA_RELU, "gelu": FA_GELU, "gelu_tanh": FA_GELU_TANH, "silu": FA_SILU}
+
+
+def thread_threshold(str name):
+    """Elements per thread below which a call of `name` stays on one thread."""
+    return fa_thread_threshold(OPS[name])
+
+
+def set_thread_threshold(str name, Py_ssize_t n):
+    """Override thread_threshold (measurement tools only; not thread-safe)."""
+    fa_set_thread_threshold(OPS[name], n)

@@ -12,4 +12,8 @@ FA_LOOP_DECL(fa_loop_bwd_f16);
 FA_LOOP_DECL(fa_loop_bwd_f32);
 FA_LOOP_DECL(fa_loop_bwd_f64);
 #undef FA_LOOP_DECL
+
+/* elements per thread below which a call stays on one thread, per fa_op */
+ptrdiff_t fa_thread_threshold(int op);
+void fa_set_thread_threshold(int op, ptrdiff_t n);
 #endif

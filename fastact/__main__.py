@@ -1,0 +1,48 @@
+"""python -m fastact: what this build runs on, and the seed article's table.
+
+Usage: python -m fastact [info]
+"""
+import sys
+
+import numpy as np
+
+import fastact as fa
+from fastact._registry import ACTIVATIONS
+
+TABLE_POINTS = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+
+
+def value_table():
+    """Rows of (x, f(x) and f'(x) for every activation), float64, as Markdown."""
+    names = list(ACTIVATIONS)
+    header = ["x"] + [f"{n}(x)" for n in names] + [f"{n}'(x)" for n in names]
+    columns = [TABLE_POINTS]
+    columns += [ACTIVATIONS[n].forward(TABLE_POINTS) for n in names]
+    columns += [ACTIVATIONS[n].backward(np.ones_like(TABLE_POINTS), TABLE_POINTS) for n in names]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in zip(*columns):
+        lines.append("| " + " | ".join(f"{v:+.6f}" for v in row) + " |")
+    return "\n".join(lines)
+
+
+def info():
+    print(f"fastact {fa.__version__} (numpy {np.__version__})")
+    print(f"ISAs this CPU supports (best first): {', '.join(fa.available_isas())}")
+    print(f"ISA in use: {fa.isa()}   (cap with FASTACT_ISA=scalar|avx2|avx512)")
+    print(f"threads for large arrays: {fa.get_num_threads()}   (FASTACT_NUM_THREADS)")
+    print()
+    print("The seed article's table, computed by fastact (float64; ' is the derivative):")
+    print(value_table())
+
+
+def main(argv):
+    command = argv[0] if argv else "info"
+    if command == "info":
+        info()
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 0 if command in ("-h", "--help") else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

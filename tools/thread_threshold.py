@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Measure where a second thread starts paying, per activation (float32 and float64).
+
+For each size, time the call with 1 and with 2 threads (interleaved, median
+of many runs) and print the speedup. loops.c's min_per_thread table is set
+from the sizes where the speedup passes ~1.1x on this machine. Timings on a
+shared 2-core machine are noisy: run it twice and read the trend.
+
+    python tools/thread_threshold.py [--repeat 41]
+"""
+import argparse
+import time
+
+import numpy as np
+
+import fastact as fa
+from fastact import _ext
+from fastact._registry import ACTIVATIONS
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=41)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    sizes = [2**k for k in range(12, 22)]
+    print(f"ISA {fa.isa()}; speedup of {args.threads} threads over 1 (median of {args.repeat})")
+    print("| function | dtype | " + " | ".join(f"2^{int(np.log2(n))}" for n in sizes) + " |")
+    print("|---|---|" + "---|" * len(sizes))
+    for name, act in ACTIVATIONS.items():
+        _ext.set_thread_threshold(name, 64)  # let every size split, to see where it pays
+        for dtype in (np.float32, np.float64):
+            row = []
+            for n in sizes:
+                x = np.random.default_rng(0).normal(0, 3, n).astype(dtype)
+                out = np.empty_like(x)
+                # the split is decided by the size: measure both sides explicitly
+                fa.set_num_threads(1)
+                one = median_time(lambda: act.forward(x, out=out), args.repeat)
+                fa.set_num_threads(args.threads)
+                many = median_time(lambda: act.forward(x, out=out), args.repeat)
+                row.append(f"{one / many:.2f}")
+            print(f"| {name} | {np.dtype(dtype).name} | " + " | ".join(row) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
