@@ -34,13 +34,21 @@ def _gelu_pair(name, approximate):
                          f"not {approximate!r}") from None
 
 
+def _describe(arg):
+    """The input's dtype, without converting containers (that may be what failed)."""
+    dtype = getattr(arg, "dtype", None)
+    if dtype is None and isinstance(arg, (int, float, complex, str, bytes)):
+        dtype = _np.asarray(arg).dtype
+    return str(dtype) if dtype is not None else type(arg).__name__
+
+
 def _call(name, ufunc, args, out, kwargs):
     try:
         return ufunc(*args, out=out, **kwargs)
     except (TypeError, ValueError) as exc:
         kind = TypeError if isinstance(exc, TypeError) else ValueError
-        dtypes = ", ".join(str(getattr(a, "dtype", None) or _np.asarray(a).dtype) for a in args)
-        raise kind(f"fastact.{name}: {exc} (input dtypes: {dtypes})") from exc
+        inputs = ", ".join(_describe(a) for a in args)
+        raise kind(f"fastact.{name}: {exc} (inputs: {inputs})") from exc
 
 
 def gelu(x, approximate="none", *, out=None, **kwargs):

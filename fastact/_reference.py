@@ -16,47 +16,22 @@ def _f64(*arrays):
     return [np.asarray(a, dtype=np.float64) for a in arrays]
 
 
-def _phi(x):
+# Beyond this |x| every slope term below is 0 in float64; clipping keeps
+# inf * 0 and overflowing cubes out of the formulas.
+_SLOPE_CLIP = 1e4
+
+
+def _limits(x, value, at_plus_inf, at_minus_inf):
+    """value, with the limits at +-inf and NaN passed through."""
+    value = np.where(x == np.inf, at_plus_inf, value)
+    value = np.where(x == -np.inf, at_minus_inf, value)
+    return np.where(np.isnan(x), x, value)
+
+
+def _normal(x):
     from scipy.special import ndtr
-    return ndtr(x), np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
-
-
-def _tanh_gate(x):
-    from scipy.special import expit
-    return expit(2 * SQRT_2_OVER_PI * (x + TANH_CUBIC * x**3))
-
-
-def gelu(x, approximate="none"):
-    (x,) = _f64(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if approximate == "tanh":
-            return np.where(np.isnan(x), x, np.nan_to_num(x * _tanh_gate(x), nan=0.0))
-        return x * _phi(x)[0]
-
-
-def _gelu_derivative_terms(x, approximate):
-    """The two terms of gelu'(x): g(x) and x g'(x)."""
-    if approximate == "tanh":
-        s = _tanh_gate(x)
-        return s, x * s * (1 - s) * 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * x * x)
-    cdf, pdf = _phi(x)
-    return cdf, x * pdf
-
-
-def gelu_backward(grad_output, x, approximate="none"):
-    g, x = _f64(grad_output, x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        gate, slope = _gelu_derivative_terms(x, approximate)
-        return g * np.where(np.isnan(x), x, np.nan_to_num(gate + slope, nan=0.0))
-
-
-def gelu_backward_scale(x, approximate="none"):
-    """|g(x)| + |x g'(x)|: the size of gelu'(x)'s largest term, the unit its
-    error is stated in (near the derivative's root the result itself is tiny)."""
-    (x,) = _f64(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        gate, slope = _gelu_derivative_terms(x, approximate)
-        return np.nan_to_num(np.abs(gate) + np.abs(slope), nan=0.0)
+    xc = np.clip(x, -_SLOPE_CLIP, _SLOPE_CLIP)
+    return ndtr(x), np.exp(-0.5 * xc * xc) / np.sqrt(2 * np.pi)
 
 
 def _sigmoid(x):
@@ -64,24 +39,71 @@ def _sigmoid(x):
     return expit(x)
 
 
-def silu(x):
+def _tanh_gate(x):
+    xc = np.clip(x, -_SLOPE_CLIP, _SLOPE_CLIP)
+    return _sigmoid(2 * SQRT_2_OVER_PI * (xc + TANH_CUBIC * xc**3))
+
+
+def _terms(x, name):
+    """f'(x) = gate + slope: the gate g(x) and x g'(x), finite for every x."""
+    xc = np.clip(x, -_SLOPE_CLIP, _SLOPE_CLIP)
+    if name == "gelu":
+        cdf, pdf = _normal(x)
+        return cdf, xc * pdf
+    s = _tanh_gate(x) if name == "gelu_tanh" else _sigmoid(x)
+    inner = 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * xc * xc) if name == "gelu_tanh" else 1.0
+    return s, xc * s * (1 - s) * inner
+
+
+def _forward(x, name):
     (x,) = _f64(x)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(np.isnan(x), x, np.nan_to_num(x * _sigmoid(x), nan=0.0))
+        gate = _terms(x, name)[0]
+        return _limits(x, x * gate, np.inf, -0.0)
+
+
+def _backward(grad_output, x, name):
+    g, x = _f64(grad_output, x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gate, slope = _terms(x, name)
+        return g * _limits(x, gate + slope, 1.0, -0.0)
+
+
+def _backward_scale(x, name):
+    (x,) = _f64(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gate, slope = _terms(x, name)
+        return _limits(x, np.abs(gate) + np.abs(slope), 1.0, 0.0)
+
+
+def _gelu_name(approximate):
+    return "gelu_tanh" if approximate == "tanh" else "gelu"
+
+
+def gelu(x, approximate="none"):
+    return _forward(x, _gelu_name(approximate))
+
+
+def gelu_backward(grad_output, x, approximate="none"):
+    return _backward(grad_output, x, _gelu_name(approximate))
+
+
+def gelu_backward_scale(x, approximate="none"):
+    """|g(x)| + |x g'(x)|: the size of gelu'(x)'s largest term, the unit its
+    error is stated in (near the derivative's root the result itself is tiny)."""
+    return _backward_scale(x, _gelu_name(approximate))
+
+
+def silu(x):
+    return _forward(x, "silu")
 
 
 def silu_backward(grad_output, x):
-    g, x = _f64(grad_output, x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = _sigmoid(x)
-        return g * np.where(np.isnan(x), x, np.nan_to_num(s * (1 + x * (1 - s)), nan=0.0))
+    return _backward(grad_output, x, "silu")
 
 
 def silu_backward_scale(x):
-    (x,) = _f64(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = _sigmoid(x)
-        return np.nan_to_num(s + np.abs(x * s * (1 - s)), nan=0.0)
+    return _backward_scale(x, "silu")
 
 
 def relu(x):

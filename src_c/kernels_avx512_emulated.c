@@ -63,39 +63,85 @@ static inline __m256 fa_emu_cvtpd_ps_(simde__m512d v) {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 
+/* Fused multiply-add per 256-bit half: SIMDe fuses only when it detects FMA
+ * at compile time (clang's target attributes do not tell it), and an unfused
+ * a*b+c would give different bits from the real instruction. */
+static inline simde__m512d fa_emu_fmadd_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
+    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_fmadd_pd(
+        simde_mm512_extractf64x4_pd(a, 0), simde_mm512_extractf64x4_pd(b, 0), simde_mm512_extractf64x4_pd(c, 0)));
+    return simde_mm512_insertf64x4(r, _mm256_fmadd_pd(simde_mm512_extractf64x4_pd(a, 1),
+                                                      simde_mm512_extractf64x4_pd(b, 1),
+                                                      simde_mm512_extractf64x4_pd(c, 1)), 1);
+}
+
+/* Some of these are macros in the compiler's own headers: replace them all. */
+#undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
+#undef _mm512_mask_storeu_pd
 #define _mm512_mask_storeu_pd fa_emu_mask_storeu_pd_
+#undef _mm512_maskz_loadu_ps
 #define _mm512_maskz_loadu_ps fa_emu_maskz_loadu_ps_
+#undef _mm512_mask_storeu_ps
 #define _mm512_mask_storeu_ps fa_emu_mask_storeu_ps_
+#undef _mm512_set1_pd
 #define _mm512_set1_pd simde_mm512_set1_pd
+#undef _mm512_loadu_pd
 #define _mm512_loadu_pd simde_mm512_loadu_pd
+#undef _mm512_storeu_pd
 #define _mm512_storeu_pd simde_mm512_storeu_pd
+#undef _mm512_add_pd
 #define _mm512_add_pd simde_mm512_add_pd
+#undef _mm512_sub_pd
 #define _mm512_sub_pd simde_mm512_sub_pd
+#undef _mm512_mul_pd
 #define _mm512_mul_pd simde_mm512_mul_pd
+#undef _mm512_div_pd
 #define _mm512_div_pd simde_mm512_div_pd
-#define _mm512_fmadd_pd simde_mm512_fmadd_pd
+#undef _mm512_fmadd_pd
+#define _mm512_fmadd_pd fa_emu_fmadd_pd_
+#undef _mm512_min_pd
 #define _mm512_min_pd simde_mm512_min_pd
+#undef _mm512_castsi512_pd
 #define _mm512_castsi512_pd simde_mm512_castsi512_pd
+#undef _mm512_castpd_si512
 #define _mm512_castpd_si512 simde_mm512_castpd_si512
+#undef _mm512_and_epi64
 #define _mm512_and_epi64 simde_mm512_and_epi64
+#undef _mm512_set1_epi64
 #define _mm512_set1_epi64 simde_mm512_set1_epi64
+#undef _mm512_cmp_pd_mask
 #define _mm512_cmp_pd_mask simde_mm512_cmp_pd_mask
+#undef _mm512_mask_blend_pd
 #define _mm512_mask_blend_pd simde_mm512_mask_blend_pd
+#undef _mm512_add_epi64
 #define _mm512_add_epi64 simde_mm512_add_epi64
+#undef _mm512_slli_epi64
 #define _mm512_slli_epi64 simde_mm512_slli_epi64
+#undef _mm512_cvtps_pd
 #define _mm512_cvtps_pd fa_emu_cvtps_pd_
+#undef _mm512_castps512_ps256
 #define _mm512_castps512_ps256 simde_mm512_castps512_ps256
+#undef _mm512_extractf64x4_pd
 #define _mm512_extractf64x4_pd simde_mm512_extractf64x4_pd
+#undef _mm512_castps_pd
 #define _mm512_castps_pd simde_mm512_castps_pd
+#undef _mm512_castpd_ps
 #define _mm512_castpd_ps simde_mm512_castpd_ps
+#undef _mm512_castpd256_pd512
 #define _mm512_castpd256_pd512 simde_mm512_castpd256_pd512
+#undef _mm512_cvtpd_ps
 #define _mm512_cvtpd_ps fa_emu_cvtpd_ps_
+#undef _mm512_insertf64x4
 #define _mm512_insertf64x4 simde_mm512_insertf64x4
+#undef _mm512_loadu_ps
 #define _mm512_loadu_ps simde_mm512_loadu_ps
+#undef _mm512_storeu_ps
 #define _mm512_storeu_ps simde_mm512_storeu_ps
+#undef _mm512_set1_ps
 #define _mm512_set1_ps simde_mm512_set1_ps
+#undef _mm512_cmp_ps_mask
 #define _mm512_cmp_ps_mask simde_mm512_cmp_ps_mask
+#undef _mm512_mask_blend_ps
 #define _mm512_mask_blend_ps simde_mm512_mask_blend_ps
 
 #include "simd_avx512.h"
