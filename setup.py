@@ -68,7 +68,7 @@ if os.environ.get("FASTACT_MARCH_NATIVE") == "1":  # local experiments only, nev
 
 extension = Extension(
     "fastact._ext",
-    sources=["fastact/_ext.pyx"] + [os.path.join("src_c", s) for s in C_SOURCES],
+    sources=["src/fastact/_ext.pyx"] + [os.path.join("src_c", s) for s in C_SOURCES],
     include_dirs=[numpy.get_include(), "src_c"],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],
     extra_compile_args=extra_compile_args,
@@ -76,7 +76,7 @@ extension = Extension(
 )
 
 setup(
-    ext_modules=cythonize([extension], language_level=3, compiler_directives={
+    ext_modules=cythonize([extension], language_level=3, include_path=["src"], compiler_directives={
         "boundscheck": False, "wraparound": False, "cdivision": True}),
     cmdclass={"build_ext": ProbingBuildExt},
 )

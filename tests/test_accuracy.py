@@ -1,0 +1,208 @@
+"""Accuracy of every activation against higher-precision references, under
+every kernel set (the `isa` fixture).
+
+float32: a strided sweep of 2^24 finite bit patterns, judged against the
+float64 references of fastact._reference (far below a float32 ULP from
+exact). float64: the mpmath set in tests/data (tools/make_reference_data.py),
+judged against the exact value. Bounds come from the registry; errors are in
+ULPs of the result (forward) or of the derivative's largest term (backward),
+with the subnormal spacing as the smallest ULP. tools/accuracy_report.py
+sweeps all 2^32 float32 inputs and prints the full table.
+"""
+import pathlib
+
+import numpy as np
+import pytest
+
+from fastact._registry import ACTIVATIONS
+
+SMOOTH = [name for name, act in ACTIVATIONS.items() if not act.exact]
+DATA = pathlib.Path(__file__).parent / "data" / "reference_f64.npz"
+DIRECTIONS = ["forward", "backward"]
+EXP_BITS = np.uint64(0x7FF0000000000000)
+
+
+def ulp(v, dtype):
+    """Spacing of `dtype` at the float64 values v (the power of two of v's
+    binade, scaled), never below the subnormal spacing."""
+    info = np.finfo(dtype)
+    power = (np.ascontiguousarray(v, dtype=np.float64).view(np.uint64) & EXP_BITS).view(np.float64)
+    return np.maximum(power * 2.0**-info.nmant, float(info.smallest_subnormal))
+
+
+def hexbits(a):
+    return f"0x{a.view(f'u{a.itemsize}').item():0{2 * a.itemsize}x}"
+
+
+def show(a, i):
+    return f"{float(a[i])!r} ({hexbits(a[i:i + 1])})"
+
+
+def f32_sweep(count=1 << 24):
+    """`count` finite float32s: the finite bit patterns cut into `count` equal runs
+    (2^32 - 2^24 = 255 * 2^24), one from each at an offset that cycles through
+    the run, so the low mantissa bits vary as much as the high ones."""
+    stride = 2 * 0x7F800000 // count
+    j = np.arange(count, dtype=np.uint64)
+    k = j * stride + (j * 97) % stride  # 97 is prime: the offsets cycle through the run
+    bits = np.where(k < 0x7F800000, k, k - 0x7F800000 + 0x80000000)  # skip inf/NaN
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def call(act, direction, x, g=None):
+    if direction == "forward":
+        return act.forward(x)
+    return act.backward(np.ones_like(x) if g is None else g, x)
+
+
+def assert_ulps(what, x, got, err, bound, expected):
+    """err: error in ULPs per element (NaN where a number was due counts as inf)."""
+    err = np.where(np.isnan(err), np.inf, err)
+    i = int(np.argmax(err))
+    assert err[i] <= bound, (
+        f"{what}: {err[i]:.3g} ULP > {bound} at x = {show(x, i)}: "
+        f"got {show(got, i)}, expected {float(expected[i])!r}")
+
+
+# ---- float32: strided sweep against the float64 references -----------------
+
+@pytest.fixture(scope="module")
+def sweep_x():
+    return f32_sweep()
+
+
+@pytest.fixture(scope="module", params=SMOOTH)
+def sweep_reference(request, sweep_x):
+    """One function's float64 references over the sweep, shared by every ISA.
+    (A module-scoped param: pytest runs one function's tests together, then
+    frees its arrays.)"""
+    act = ACTIVATIONS[request.param]
+    x = sweep_x.astype(np.float64)
+    forward = act.ref_forward(x)
+    backward = act.ref_backward(np.ones_like(x), x)
+    return act, {"forward": (forward, ulp(forward, np.float32)),
+                 "backward": (backward, ulp(act.ref_backward_scale(x), np.float32))}
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_float32_sweep(isa, sweep_x, sweep_reference, direction):
+    act, reference = sweep_reference
+    expected, unit = reference[direction]
+    got = call(act, direction, sweep_x)
+    assert got.dtype == np.float32
+    err = np.abs(got.astype(np.float64) - expected) / unit
+    bound = act.forward_ulp if direction == "forward" else act.backward_ulp
+    assert_ulps(f"{act.name} {direction} float32 [{isa}]", sweep_x, got, err, bound, expected)
+
+
+# ---- float64: the stored mpmath set ---------------------------------------
+
+@pytest.fixture(scope="module")
+def mpmath_set():
+    with np.load(DATA) as data:
+        return {key: data[key] for key in data.files}
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("name", SMOOTH)
+def test_float64_mpmath(isa, mpmath_set, name, direction):
+    act = ACTIVATIONS[name]
+    x = mpmath_set[f"{name}_x"]
+    expected = mpmath_set[f"{name}_{direction}"]
+    rem = mpmath_set[f"{name}_{direction}_rem"]  # exact = expected + rem ulp(expected)
+    got = call(act, direction, x)
+    assert got.dtype == np.float64
+    step = ulp(expected, np.float64)
+    if direction == "forward":
+        # ULP of the exact value: one binade down if it lies below a power of two
+        below = rem * np.sign(expected) < 0
+        unit, bound = ulp(np.where(below, np.nextafter(expected, 0), expected), np.float64), act.forward_ulp
+    else:
+        unit, bound = ulp(mpmath_set[f"{name}_scale"], np.float64), act.backward_ulp
+    with np.errstate(over="ignore", invalid="ignore"):  # a wild result gives inf, and fails
+        err = np.abs((got - expected) / step - rem) * (step / unit)
+    assert_ulps(f"{name} {direction} float64 [{isa}]", x, got, err, bound, expected)
+
+
+def test_mpmath_set_is_current():
+    """The stored set is what the generator describes (guards against a stale file)."""
+    with np.load(DATA) as data:
+        meta = dict(data["meta"].tolist())
+        assert meta["generator"] == "tools/make_reference_data.py"
+        assert int(meta["mpmath_dps"]) >= 40
+        for name in SMOOTH:
+            assert 20_000 <= len(data[f"{name}_x"]) <= 40_000
+
+
+# ---- relu: bit-exact ------------------------------------------------------
+
+def relu_inputs(dtype):
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0], dtype=dtype)
+    if dtype == np.float16:
+        bits = np.arange(1 << 16, dtype=np.uint16)  # every float16
+    elif dtype == np.float32:
+        bits = f32_sweep(1 << 20).view(np.uint32)
+    else:
+        bits = np.random.default_rng(1).integers(0, 2**64, 1 << 20, dtype=np.uint64)
+    tiny = np.array([np.finfo(dtype).smallest_subnormal, np.finfo(dtype).max], dtype=dtype)
+    return np.concatenate([specials, tiny, -tiny, bits.view(dtype)])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_relu_exact(isa, direction, dtype):
+    act = ACTIVATIONS["relu"]
+    x = relu_inputs(dtype)
+    g = x[::-1].copy()  # a grad_output with every kind of value
+    with np.errstate(invalid="ignore"):  # signaling NaNs among the inputs raise FE_INVALID
+        got = call(act, direction, x, g)
+        expected = (act.ref_forward(x) if direction == "forward" else act.ref_backward(g, x)).astype(dtype)
+    uint = f"u{x.itemsize}"
+    same = (got.view(uint) == expected.view(uint)) | (np.isnan(got) & np.isnan(expected))
+    i = int(np.argmin(same))
+    assert same.all(), (f"relu {direction} {np.dtype(dtype)} [{isa}] at x = {show(x, i)}, g = {show(g, i)}: "
+                        f"got {show(got, i)}, expected {show(expected, i)}")
+
+
+# ---- special values -------------------------------------------------------
+
+HUGE = {np.float16: [65504.0], np.float32: [3.4e38, 1.8e19], np.float64: [1.7e308, 1.8e19]}
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("name", SMOOTH)
+def test_special_values(isa, name, dtype):
+    act = ACTIVATIONS[name]
+    huge = np.array(HUGE[dtype], dtype=dtype)
+    x = np.concatenate([np.array([np.nan, -np.nan, np.inf, -np.inf], dtype=dtype), huge, -huge])
+    where = f"{name} {np.dtype(dtype)} [{isa}]"
+    y, d = call(act, "forward", x), call(act, "backward", x)
+    assert y.dtype == d.dtype == dtype
+    assert np.isnan(y[:2]).all() and np.isnan(d[:2]).all(), f"{where}: NaN in, {y[:2]}, {d[:2]} out"
+    assert y[2] == np.inf and d[2] == 1, f"{where}: at +inf f = {y[2]}, f' = {d[2]}"
+    assert y[3] == 0 and np.signbit(y[3]) and d[3] == 0, f"{where}: at -inf f = {y[3]}, f' = {d[3]} (want -0, 0)"
+    n = len(huge)
+    big, minus_big = slice(4, 4 + n), slice(4 + n, None)
+    assert np.isfinite(y[4:]).all() and np.isfinite(d[4:]).all(), f"{where}: at {x[4:]}: f = {y[4:]}, f' = {d[4:]}"
+    assert (y[big] == huge).all() and (d[big] == 1).all(), f"{where}: at {huge}: f = {y[big]}, f' = {d[big]}"
+    assert (y[minus_big] == 0).all() and (d[minus_big] == 0).all(), \
+        f"{where}: at {-huge}: f = {y[minus_big]}, f' = {d[minus_big]}"
+    # a signaling NaN (quiet bit clear) may raise FE_INVALID, but must come out NaN
+    uint = f"u{np.dtype(dtype).itemsize}"
+    snan = (np.array([np.inf, -np.inf], dtype=dtype).view(uint) | 1).view(dtype)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(call(act, "forward", snan)).all() and np.isnan(call(act, "backward", snan)).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", SMOOTH)
+def test_smallest_subnormal(isa, name, dtype):
+    """f(x) = x/2 + c x^2 + ... with c > 0: at x = ±(smallest subnormal) the exact
+    result lies just above / below half of it, so it rounds to x and to -0."""
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = np.array([tiny, -tiny], dtype=dtype)
+    got = ACTIVATIONS[name].forward(x)
+    expected = np.array([tiny, -0.0], dtype=dtype)
+    uint = f"u{x.itemsize}"
+    assert (got.view(uint) == expected.view(uint)).all(), \
+        f"{name} [{isa}]: f({x}) = {got} ({hexbits(got[:1])}, {hexbits(got[1:])}), expected {expected}"

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Write tests/data/reference_f64.npz: mpmath values of every smooth activation
+(forward, backward, backward scale) on float64 inputs chosen where kernels go
+wrong: random bit patterns, grids around 0 and the derivative's root, the
+tails that underflow into subnormals, tiny and huge inputs.
+
+Run:  python tools/make_reference_data.py [--jobs 2]     (~30 s on 2 cores)
+
+Every value is computed at 50 digits and again at 100; the file is written
+only if the rounded results agree. Deterministic: a fixed seed and a zip
+with fixed timestamps, so a rerun reproduces the file bit for bit.
+
+Arrays, for each name in gelu, gelu_tanh, silu:
+  {name}_x              float64 inputs (unique bit patterns, sorted by value)
+  {name}_forward        f(x) correctly rounded to float64
+  {name}_forward_rem    (exact - rounded) / ulp(rounded), in [-1/2, 1/2]
+  {name}_backward       f'(x), correctly rounded
+  {name}_backward_rem   as forward_rem
+  {name}_scale          |g(x)| + |x g'(x)|, the size of f'(x)'s largest term
+and "meta", rows of (key, value) strings.
+"""
+import argparse
+import io
+import math
+import multiprocessing
+import pathlib
+import sys
+import time
+import zipfile
+
+import mpmath as mp
+import numpy as np
+
+DPS = 50
+SEED = 20240611
+OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "reference_f64.npz"
+FMAX = np.finfo(np.float64).max
+
+# (negative a beyond which f(-a) underflows to 0, a beyond which the positive
+# side is saturated, the subnormal-result tail the brief names)
+RANGES = {"gelu": (40.0, 10.0, (-39.0, -37.0)),
+          "gelu_tanh": (22.0, 8.0, (-22.0, -20.0)),
+          "silu": (760.0, 40.0, (-760.0, -700.0))}
+
+
+# ---- exact values ----------------------------------------------------------
+
+def _sigmoid(z):
+    if z >= 0:
+        return 1 / (1 + mp.exp(-z))
+    e = mp.exp(z)
+    return e / (1 + e)
+
+
+def _npdf(x):
+    return mp.exp(-x * x / 2) / mp.sqrt(2 * mp.pi)
+
+
+def _phi_lower(a):
+    """Phi(-a) for a >= 0. mpmath's erfc overflows internally for a > ~1e150,
+    so large a uses the asymptotic series (10 terms: relative error < 1e-70 there)."""
+    if a < 10**4:
+        return mp.erfc(a / mp.sqrt(2)) / 2
+    z, term, total = 1 / (a * a), mp.mpf(1), mp.mpf(1)
+    for n in range(1, 11):
+        term *= -(2 * n - 1) * z
+        total += term
+    return _npdf(a) / a * total
+
+
+def exact(name, x):
+    """(f(x), f'(x), scale) as mpf at x, a float (taken exactly) or an mpf. The
+    gate g and its complement 1 - g are each computed directly, never by subtraction."""
+    x = mp.mpf(x)
+    if name == "gelu":
+        tail = _phi_lower(abs(x))
+        gate = tail if x < 0 else 1 - tail
+        slope = x * _npdf(x)
+    else:
+        if name == "gelu_tanh":
+            c = mp.sqrt(2 / mp.pi)
+            k = mp.mpf("0.044715")
+            z = 2 * c * (x + k * x**3)
+            dz = 2 * c * (1 + 3 * k * x * x)
+        else:
+            z, dz = x, 1
+        gate = _sigmoid(z)
+        slope = x * gate * _sigmoid(-z) * dz
+    return x * gate, gate + slope, abs(gate) + abs(slope)
+
+
+def _ulp_exponent(d):
+    """log2 of the spacing of doubles at |d| (subnormal spacing below 2^-1022)."""
+    return -1074 if d == 0 else max(math.frexp(abs(d))[1] - 53, -1074)
+
+
+def round_double(v):
+    """v rounded to nearest-even double, and (v - rounded) / ulp(rounded).
+
+    Done on the integer mantissa because float(mpf) rounds to 53 bits first and
+    then again onto the subnormal grid (double rounding below 2^-1022)."""
+    sign, man, exp, bc = v._mpf_
+    if not man:
+        return 0.0, 0.0
+    if exp + bc < -1075:  # below half the smallest subnormal: rounds to zero
+        return 0.0, float(v * mp.mpf(2) ** 1074)
+    q = max(exp + bc - 1 - 52, -1074)  # exponent of the last kept bit
+    if exp >= q:
+        n = man << (exp - q)
+    else:
+        shift = q - exp
+        n, rest = man >> shift, man & ((1 << shift) - 1)
+        half = 1 << (shift - 1)
+        n += rest > half or (rest == half and n & 1)
+    d = math.ldexp(-n if sign else n, q)
+    return d, float((v - mp.mpf(d)) * mp.mpf(2) ** -_ulp_exponent(d))
+
+
+def evaluate(job):
+    """Worker: rows of (forward, forward_rem, backward, backward_rem, scale)."""
+    name, xs, dps = job
+    with mp.workdps(dps):
+        rows = []
+        for x in xs:
+            f, d, s = exact(name, x)
+            rows.append((*round_double(f), *round_double(d), round_double(s)[0]))
+    return np.array(rows, dtype=np.float64).reshape(-1, 5)
+
+
+# ---- inputs ----------------------------------------------------------------
+
+def _random_bits(rng, n, lo, hi):
+    """Random doubles with |x| between lo and hi, uniform in the bit pattern
+    (so log-uniform in magnitude), both signs."""
+    blo, bhi = (np.array([lo, hi]).view(np.uint64)).tolist()
+    bits = rng.integers(blo, bhi, size=n, dtype=np.uint64, endpoint=True)
+    x = bits.view(np.float64)
+    return np.where(rng.random(n) < 0.5, -x, x)
+
+
+def _neighbours(x0, count):
+    """x0 and its `count` nearest doubles on each side."""
+    steps = np.arange(-count, count + 1)
+    return (np.float64(x0).view(np.int64) + steps).view(np.float64)
+
+
+def _root(name):
+    """The root of f' (f's minimum), as the nearest double."""
+    with mp.workdps(DPS):
+        guess = -1.28 if name == "silu" else -0.75
+        return float(mp.findroot(lambda t: exact(name, t)[1], guess))
+
+
+def inputs(name, index):
+    rng = np.random.default_rng([SEED, index])
+    neg, pos, (tail_lo, tail_hi) = RANGES[name]
+    wide = max(neg, pos) * 2
+    root = _root(name)
+    bits = rng.integers(0, 2**64, size=2500, dtype=np.uint64).view(np.float64)
+    signed = [
+        bits[np.isfinite(bits)],                                   # anywhere (mostly saturated)
+        _random_bits(rng, 8000, 2.0**-40, wide),                   # log-uniform, interesting
+        rng.uniform(-neg - 2, pos + 2, 8000),                      # linear over the live range
+        np.linspace(-4, 4, 4001),                                  # grid around 0
+        _neighbours(root, 300), np.linspace(root - 1e-3, root + 1e-3, 1001),
+        rng.uniform(tail_lo, tail_hi, 3000), np.linspace(tail_lo, tail_hi, 1001),
+        _random_bits(rng, 1500, 5e-324, 1e-300),                   # tiny
+        _random_bits(rng, 1000, 32.0, FMAX),                       # huge
+    ]
+    both_signs = [np.arange(65) * 5e-324, _neighbours(2.0**-1022, 32),
+                  [1.8e19, 3.4e38, FMAX, 2.0**-149, 2.0**-126]]
+    if name == "gelu_tanh":  # where the exponent's argument 2u is large, and x^3 overflows
+        signed.append(rng.uniform(-22, 22, 3000))
+        both_signs += [_neighbours(np.cbrt(FMAX), 16), _neighbours(np.cbrt(FMAX) / np.cbrt(0.044715), 16)]
+    mirrored = np.concatenate([np.asarray(p, dtype=np.float64) for p in both_signs])
+    x = np.concatenate(signed + [mirrored, -mirrored])
+    x = np.unique(x[np.isfinite(x)].view(np.uint64)).view(np.float64)
+    return x[np.argsort(x, kind="stable")]
+
+
+# ---- output ----------------------------------------------------------------
+
+def save_npz(path, arrays):
+    """np.savez_compressed, but with fixed zip timestamps (reproducible bytes)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for key, array in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, buf.getvalue())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--out", type=pathlib.Path, default=OUT)
+    parser.add_argument("--no-verify", action="store_true",
+                        help="skip recomputing everything at twice the precision")
+    args = parser.parse_args()
+    start = time.perf_counter()
+
+    arrays, jobs, spans = {}, [], {}
+    for index, name in enumerate(RANGES):
+        x = inputs(name, index)
+        arrays[f"{name}_x"] = x
+        chunks = np.array_split(x, max(1, len(x) // 1000))
+        spans[name] = slice(len(jobs), len(jobs) + len(chunks))
+        jobs += [(name, chunk.tolist()) for chunk in chunks]
+        print(f"{name}: {len(x)} inputs", file=sys.stderr)
+    with multiprocessing.Pool(args.jobs) as pool:
+        results = pool.map(evaluate, [(name, xs, DPS) for name, xs in jobs], chunksize=1)
+        # every value again at twice the precision: the rounded results must not move
+        again = [] if args.no_verify else pool.map(evaluate, [(name, xs, 2 * DPS) for name, xs in jobs], chunksize=1)
+    for name, span in spans.items():
+        values = np.concatenate(results[span])
+        if again:
+            check = np.concatenate(again[span])
+            if not (np.array_equal(values[:, [0, 2]], check[:, [0, 2]])
+                    and np.allclose(values, check, rtol=1e-12, atol=1e-12)):
+                sys.exit(f"{name}: values change with the precision; raise DPS")
+        for column, key in enumerate(["forward", "forward_rem", "backward", "backward_rem", "scale"]):
+            arrays[f"{name}_{key}"] = values[:, column]
+
+    arrays["meta"] = np.array([
+        ["generator", "tools/make_reference_data.py"],
+        ["mpmath", mp.__version__],
+        ["mpmath_dps", str(DPS)],
+        ["seed", str(SEED)],
+        ["rounding", "nearest-even, subnormals on the 2^-1074 grid"],
+        ["scale", "|g(x)| + |x g'(x)| for f(x) = x g(x)"],
+    ])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    save_npz(args.out, arrays)
+    print(f"wrote {args.out} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
