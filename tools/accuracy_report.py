@@ -16,13 +16,15 @@ Progress goes to stderr, the table to stdout.
 import argparse
 import multiprocessing
 import pathlib
+import signal
 import sys
 import time
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tools")]  # fastact from the source tree when not installed
+sys.path.insert(0, str(ROOT / "tools"))  # make_reference_data, for --float64
+sys.path.append(str(ROOT / "src"))  # fastact from the checkout only when not installed
 
 import fastact as fa  # noqa: E402
 from fastact._registry import ACTIVATIONS  # noqa: E402
@@ -116,19 +118,24 @@ def float32_sweep(args):
     jobs = [(start, size, args.stride, (index * 97) % args.stride, args.isa, args.functions)
             for index, start in enumerate(range(0, 2**32, size))]
     total = {}
-    count, started = 0, time.perf_counter()
-    with pool_for(args.jobs) as pool:
-        mapper = pool.imap_unordered(float32_chunk, jobs) if pool else map(float32_chunk, jobs)
-        for done, (result, n) in enumerate(mapper, 1):
-            count += n
-            for key, worst in result.items():
-                exact = ACTIVATIONS[key[0]].exact
-                total[key] = total[key].merge(worst, exact) if key in total else worst
-            elapsed = time.perf_counter() - started
-            print(f"[{done}/{len(jobs)}] {count} inputs, {elapsed:.0f} s, "
-                  f"about {elapsed / done * (len(jobs) - done):.0f} s left", file=sys.stderr, flush=True)
+    count, done, started = 0, 0, time.perf_counter()
+    try:
+        with pool_for(args.jobs) as pool:
+            mapper = pool.imap_unordered(float32_chunk, jobs) if pool else map(float32_chunk, jobs)
+            for done, (result, n) in enumerate(mapper, 1):
+                count += n
+                for key, worst in result.items():
+                    exact = ACTIVATIONS[key[0]].exact
+                    total[key] = total[key].merge(worst, exact) if key in total else worst
+                elapsed = time.perf_counter() - started
+                so_far = max((w.err for k, w in total.items() if not ACTIVATIONS[k[0]].exact), default=0)
+                print(f"[{done}/{len(jobs)}] {count} inputs, worst so far {so_far:.3f} ULP, {elapsed:.0f} s, "
+                      f"about {elapsed / done * (len(jobs) - done):.0f} s left", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: still print the table of what was swept
+        print("interrupted", file=sys.stderr)
     every = "every finite float32" if args.stride == 1 else f"every {args.stride}th float32 bit pattern (finite)"
-    return total, f"float32: {count} inputs ({every}); float64 reference (fastact._reference)"
+    partial = "" if done == len(jobs) else f"; PARTIAL, interrupted after {done} of {len(jobs)} chunks"
+    return total, f"float32: {count} inputs ({every}){partial}; float64 reference (fastact._reference)"
 
 
 # ---- float64 against mpmath -------------------------------------------------
@@ -210,6 +217,10 @@ def _worker_init():
     fa.set_num_threads(1)  # the processes already fill the cores
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def pool_for(jobs):
     # spawn: a forked child would inherit fastact's thread pool without its threads
     context = multiprocessing.get_context("spawn")
@@ -224,7 +235,8 @@ def table(total, isas, names, title):
         act = ACTIVATIONS[name]
         for direction in DIRECTIONS:
             bound = "exact" if act.exact else f"{act.forward_ulp if direction == 'forward' else act.backward_ulp:g} ULP"
-            cells = [total[name, direction, isa].cell(act.exact) for isa in isas]
+            cells = [total[name, direction, isa].cell(act.exact) if (name, direction, isa) in total else "-"
+                     for isa in isas]
             lines.append(f"| {name} | {direction} | {bound} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -239,6 +251,7 @@ def main():
     parser.add_argument("--float64", type=int, metavar="N", help="float64 mode: N random inputs plus the stored set")
     parser.add_argument("--seed", type=int, default=1, help="float64 mode: seed of the random inputs")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)
     if args.stride < 1 or not 10 <= args.chunk_bits <= 32:
         parser.error("--stride must be >= 1 and --chunk-bits in 10..32")
     started = time.perf_counter()
