@@ -1,6 +1,8 @@
-"""python -m fastact: what this build runs on, and the seed article's table.
+"""python -m fastact: what this build runs on, and the seed article's table;
+``bench`` times fastact against the installed peers (see fastact._bench).
 
 Usage: python -m fastact [info]
+       python -m fastact bench [--help]
 """
 import sys
 
@@ -40,6 +42,9 @@ def main(argv):
     if command == "info":
         info()
         return 0
+    if command == "bench":
+        from fastact._bench import main as bench   # imports peers only when asked
+        return bench(argv[1:])
     print(__doc__, file=sys.stderr)
     return 0 if command in ("-h", "--help") else 2
 
