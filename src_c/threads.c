@@ -2,8 +2,12 @@
  * The caller runs the first chunk itself; workers sleep on a condition
  * variable between calls. A call made while another thread is using the
  * pool, or with too few elements, runs on the calling thread alone. Results
- * never depend on the split: every kernel is elementwise and position-free. */
+ * never depend on the split: every kernel is elementwise and position-free,
+ * and workers run under the caller's floating-point environment (rounding,
+ * flush-to-zero) and hand the exception flags they raise back to the caller,
+ * where NumPy looks for them. */
 #define _GNU_SOURCE
+#include <fenv.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -15,7 +19,7 @@ static atomic_int requested_threads; /* 0 until first asked */
 
 int fa_default_num_threads(void) {
     const char *env = getenv("FASTACT_NUM_THREADS");
-    if (env && *env) {
+    if (env && *env >= '0' && *env <= '9') { /* digits only, as the Python layer checks */
         char *end;
         long n = strtol(env, &end, 10);
         if (*end == '\0' && n >= 1) return n > FA_MAX_THREADS ? FA_MAX_THREADS : (int)n;
@@ -75,6 +79,8 @@ static struct {
     ptrdiff_t n, grain;
     fa_range_fn body;
     void *ctx;
+    fenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
+    int raised;                /* exception flags the workers raised */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
           PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL};
 
@@ -98,11 +104,18 @@ static void *worker_main(void *arg) {
         int chunks = pool.chunks;
         fa_range_fn body = pool.body;
         void *ctx = pool.ctx;
+        fenv_t caller_env = pool.caller_env, own_env;
         pthread_mutex_unlock(&pool.lock);
         ptrdiff_t begin = chunk_start(n, grain, chunks, index + 1);
         ptrdiff_t end = chunk_start(n, grain, chunks, index + 2);
+        fegetenv(&own_env);
+        fesetenv(&caller_env);
+        feclearexcept(FE_ALL_EXCEPT);
         if (end > begin) body(ctx, begin, end);
+        int raised = fetestexcept(FE_ALL_EXCEPT);
+        fesetenv(&own_env);
         pthread_mutex_lock(&pool.lock);
+        pool.raised |= raised;
         if (--pool.pending == 0) pthread_cond_signal(&pool.done);
     }
     return NULL;
@@ -156,6 +169,8 @@ void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_
     pool.body = body;
     pool.ctx = ctx;
     pool.pending = chunks - 1;
+    pool.raised = 0;
+    fegetenv(&pool.caller_env);
     pool.generation++;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
@@ -164,7 +179,9 @@ void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_
 
     pthread_mutex_lock(&pool.lock);
     while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
+    int raised = pool.raised;
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.in_use);
+    if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
 }
 #endif

@@ -199,3 +199,14 @@ def test_pool_works_in_forked_child():
             pytest.fail("forked child hung in fa.gelu (thread pool not reset after fork?)")
         time.sleep(0.02)
     assert os.waitstatus_to_exitcode(done[1]) == 0, "forked child computed a wrong gelu"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_floating_point_flags_reach_the_caller_from_any_thread(threads):
+    # NumPy reads the calling thread's flags only: workers must hand theirs back.
+    n = 4 * fa._ext.thread_threshold("silu")
+    x, g = np.zeros(n, np.float32), np.ones(n, np.float32)
+    x[-1], g[-1] = -np.inf, np.inf  # inf * 0: invalid, in the last (a worker's) chunk
+    with forced_threads(threads), np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError, match="silu_backward"):
+            fa.silu_backward(g, x)

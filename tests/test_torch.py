@@ -66,3 +66,20 @@ def test_relu_matches_torch_bit_for_bit_on_ordinary_inputs():
     np.testing.assert_array_equal(fa.relu(x), F.relu(torch.from_numpy(x)).numpy())
     expected = aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 0).numpy()
     np.testing.assert_array_equal(fa.relu_backward(g, x), expected)
+
+
+def test_workers_follow_the_callers_flush_to_zero_mode():
+    # torch can set FTZ/DAZ on the calling thread: every chunk must see it.
+    x = np.full(8 * fa._ext.thread_threshold("silu"), -100.0, np.float32)  # subnormal results
+    previous = fa.set_num_threads(2)
+    try:
+        fa.silu(x)  # start the pool before the mode changes
+        torch.set_flush_denormal(True)
+        try:
+            flushed = fa.silu(x)
+        finally:
+            torch.set_flush_denormal(False)
+    finally:
+        fa.set_num_threads(previous)
+    assert np.all(flushed == 0), "a worker computed in a different floating-point mode"
+    assert np.all(fa.silu(x) != 0)

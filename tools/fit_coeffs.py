@@ -12,7 +12,7 @@ of the Horner evaluation itself, which the accuracy tests measure.
 
 Two tiers: "f64" polynomials serve the float64 kernels (target < 2^-56), and
 cheaper "f32" polynomials serve the float32 kernels, which compute in double
-and round once at the end (target < 2^-33, i.e. under 0.001 float32 ULP).
+and round once at the end (target < 2^-32, i.e. under 0.004 float32 ULP).
 """
 import argparse
 import pathlib

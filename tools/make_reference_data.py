@@ -169,6 +169,9 @@ def inputs(name, index):
     ]
     both_signs = [np.arange(65) * 5e-324, _neighbours(2.0**-1022, 32),
                   [1.8e19, 3.4e38, FMAX, 2.0**-149, 2.0**-126]]
+    if name == "gelu":  # results just below 0.125, top of a binade: a review found 2.03 ULP here
+        signed += [rng.uniform(-1.34, -1.30, 4000), [-1.3237462800639432, -1.307954557088771]]
+    signed.append(rng.uniform(-3, 3, 6000))                        # dense where results are O(1)
     if name == "gelu_tanh":  # where the exponent's argument 2u is large, and x^3 overflows
         signed.append(rng.uniform(-22, 22, 3000))
         both_signs += [_neighbours(np.cbrt(FMAX), 16), _neighbours(np.cbrt(FMAX) / np.cbrt(0.044715), 16)]

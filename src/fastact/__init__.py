@@ -6,6 +6,7 @@ Kernels are picked at import from what the CPU reports (AVX-512, AVX2+FMA
 or scalar); ``FASTACT_ISA`` and :func:`set_isa` cap the choice.
 """
 import os as _os
+import re as _re
 import warnings as _warnings
 from importlib.metadata import PackageNotFoundError as _NotFound, version as _version
 
@@ -115,6 +116,9 @@ def set_isa(name):
     return previous
 
 
+_MAX_THREADS = 256  # FA_MAX_THREADS in src_c/threads.c
+
+
 def get_num_threads():
     """Threads a large call may use (default: the CPUs this process may run on)."""
     return _ext.num_threads()
@@ -122,8 +126,9 @@ def get_num_threads():
 
 def set_num_threads(n):
     """Use at most ``n`` threads (n >= 1) for large arrays; returns the previous value."""
-    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or n < 1:
-        raise ValueError(f"fastact.set_num_threads: n must be an integer >= 1, not {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or not 1 <= n <= _MAX_THREADS:
+        raise ValueError(f"fastact.set_num_threads: n must be an integer from 1 to {_MAX_THREADS}, "
+                         f"not {n!r}")
     previous = get_num_threads()
     _ext.set_num_threads(int(n))
     return previous
@@ -135,7 +140,8 @@ def _check_environment():
         _warnings.warn(f"fastact: FASTACT_ISA={cap!r} is not one of {list(_REAL_ISAS)}; ignored",
                        RuntimeWarning, stacklevel=3)
     threads = _os.environ.get("FASTACT_NUM_THREADS")
-    if threads and not (threads.isdigit() and int(threads) >= 1):
+    # the C side reads it with the same rule: ASCII digits only, at least 1
+    if threads and not (_re.fullmatch(r"[0-9]+", threads) and int(threads) >= 1):
         _warnings.warn(f"fastact: FASTACT_NUM_THREADS={threads!r} is not an integer >= 1; ignored",
                        RuntimeWarning, stacklevel=3)
 
