@@ -6,7 +6,6 @@ the compiler from fusing a*b+c differently per ISA, and -fno-tree-vectorize
 keeps the scalar fallback scalar.
 """
 import os
-import platform
 import sys
 import tempfile
 
@@ -17,7 +16,6 @@ from setuptools.command.build_ext import build_ext
 
 C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "kernels_scalar.c", "kernels_avx2.c",
              "kernels_avx512.c", "kernels_avx512_emulated.c"]
-IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 IS_MSVC = sys.platform == "win32"
 
 
@@ -33,9 +31,12 @@ class ProbingBuildExt(build_ext):
     """Enable the x86 kernels only if the compiler accepts AVX-512 target pragmas."""
 
     def build_extensions(self):
-        probe = ('#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
+        # The probe, not platform.machine(), tells the target: a macOS x86_64
+        # wheel may be cross-compiled on arm64 (and vice versa) via ARCHFLAGS.
+        probe = ("#if !defined(__x86_64__)\n#error not x86-64\n#endif\n"
+                 '#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
                  "__m512d f(__m512d a) { return _mm512_fmadd_pd(a, a, a); }\n")
-        x86_ok = IS_X86_64 and not IS_MSVC and self._compiles(probe)
+        x86_ok = not IS_MSVC and self._compiles(probe)
         for ext in self.extensions:
             if x86_ok:
                 ext.define_macros.append(("FA_HAVE_X86_KERNELS", "1"))
@@ -58,7 +59,9 @@ class ProbingBuildExt(build_ext):
         return True
 
 
-extra_compile_args = [] if IS_MSVC else [
+# MSVC: C11 for _Alignas, and <stdatomic.h> (dispatch.c, threads.c), which MSVC
+# offers only behind /experimental:c11atomics (Visual Studio 2022 17.5 or later).
+extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
     "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-unused-function", "-Wno-psabi",
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]
 if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:

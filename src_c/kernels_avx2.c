@@ -1,5 +1,5 @@
 /* AVX2 + FMA kernels ("avx2" means exactly these features; see dispatch.c). */
-#if defined(__x86_64__) || defined(_M_X64)
+#if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC target("avx2,fma")
 #elif defined(__clang__)

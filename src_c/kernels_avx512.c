@@ -1,5 +1,5 @@
 /* AVX-512F kernels ("avx512" means AVX-512F only; see dispatch.c). */
-#if defined(__x86_64__) || defined(_M_X64)
+#if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC target("avx512f,avx2,fma")
 #elif defined(__clang__)

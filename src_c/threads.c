@@ -81,8 +81,8 @@ static struct {
     void *ctx;
     fenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
     int raised;                /* exception flags the workers raised */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL};
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+          .done = PTHREAD_COND_INITIALIZER, .in_use = PTHREAD_MUTEX_INITIALIZER};
 
 /* Chunk boundaries: equal shares rounded to a multiple of grain. */
 static ptrdiff_t chunk_start(ptrdiff_t n, ptrdiff_t grain, int chunks, int i) {

@@ -1,0 +1,183 @@
+/* A standalone test of the C core without Python, for targets this machine
+ * can only emulate (tools/check_aarch64.sh builds it for aarch64 and runs it
+ * under qemu-aarch64). It links src_c/ as is and checks:
+ *   - dispatch: only "scalar" is supported, current and best;
+ *   - accuracy: every kernel (forward and backward, float64 and float32) on
+ *     fixed points against values computed independently with mpmath at high
+ *     precision (expected.h, written by check_aarch64.sh; never fastact output):
+ *     forward within 2 ULP of the exact value, backward within 4 ULP of the
+ *     derivative's largest term (the bounds in fastact/_registry.py; 1 and 2
+ *     float32 ULP for the float32 kernels), relu exact;
+ *   - the NumPy inner loops (loops.c): strided and float16 data give the same
+ *     bits as the kernel on contiguous data; float16 within 1 ULP of mpmath;
+ *   - threads.c: a large call split over 4 threads gives the same bits;
+ *   - it prints an FNV-1a hash of every kernel's output on a sweep, which must
+ *     equal the hash of the same program built for the host (same bits on
+ *     every architecture).
+ * Exit status 0 when every check passes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastact.h"
+#include "fastact_loops.h"
+#include "half.h"
+
+/* struct expected { int op; double x, fwd, bwd, scale; float fwd32, bwd32, scale32; uint16_t fwd16; } */
+#include "expected.h"
+
+static const char *const op_names[FA_N_OPS] = {"relu", "gelu", "gelu_tanh", "silu"};
+static int failures;
+
+static double ulp64(double v) {
+    v = fabs(v);
+    if (!isfinite(v)) return 0.0;
+    return v < 0x1p-1022 ? 0x1p-1074 : nextafter(v, INFINITY) - v;
+}
+static double ulp32(float v) {
+    v = fabsf(v);
+    if (!isfinite(v)) return 0.0;
+    return v < 0x1p-126f ? 0x1p-149 : (double)(nextafterf(v, INFINITY) - v);
+}
+
+/* got == want for NaN/inf/exact cases, else |got - want| <= tol */
+static void check(const char *what, int op, double x, double got, double want, double tol) {
+    int ok;
+    if (isnan(want)) ok = isnan(got);
+    else if (isinf(want) || tol == 0.0) ok = got == want && signbit(got) == signbit(want);
+    else ok = fabs(got - want) <= tol;
+    if (!ok) {
+        failures++;
+        printf("FAIL %s %s(%a): got %a want %a (diff %.3g, tolerance %.3g)\n", what, op_names[op], x, got, want,
+               fabs(got - want), tol);
+    }
+}
+
+static void check_accuracy(void) {
+    const fa_kernels *k = &fa_kernels_scalar;
+    size_t n = sizeof expected / sizeof expected[0];
+    for (size_t i = 0; i < n; i++) {
+        const struct expected *e = &expected[i];
+        int exact = e->op == FA_RELU;
+        double x = e->x, one = 1.0, y, d;
+        k->fwd_f64[e->op](&x, &y, 1);
+        k->bwd_f64[e->op](&one, &x, &d, 1);
+        check("fwd_f64", e->op, x, y, e->fwd, exact ? 0.0 : 2 * ulp64(e->fwd));
+        check("bwd_f64", e->op, x, d, e->bwd, exact ? 0.0 : 4 * ulp64(e->scale));
+
+        float x32 = (float)e->x, one32 = 1.0f, y32, d32;
+        if ((double)x32 != e->x && isfinite(e->x)) continue; /* the float32 rows use float32 points */
+        k->fwd_f32[e->op](&x32, &y32, 1);
+        k->bwd_f32[e->op](&one32, &x32, &d32, 1);
+        check("fwd_f32", e->op, x, y32, e->fwd32, exact ? 0.0 : ulp32(e->fwd32));
+        check("bwd_f32", e->op, x, d32, e->bwd32, exact ? 0.0 : 2 * ulp32(e->scale32));
+
+        /* float16 through the NumPy loop: computed in float32, rounded once */
+        uint16_t h = fa_float_to_half(x32), out;
+        if (fa_half_to_float(h) != x32) continue;
+        char *args[2] = {(char *)&h, (char *)&out};
+        ptrdiff_t dims[1] = {1}, steps[2] = {2, 2};
+        fa_loop_fwd_f16(args, dims, steps, (void *)(intptr_t)e->op);
+        float got16 = fa_half_to_float(out), want16 = fa_half_to_float(e->fwd16);
+        /* one float16 ULP: 2^-10 relative, 2^-24 in the subnormals */
+        double tol16 = exact ? 0.0 : fmax(ldexp(fabs(want16), -10), 0x1p-24);
+        check("fwd_f16", e->op, x, got16, want16, tol16);
+    }
+}
+
+static int same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
+
+/* Loops and threads: strided, float16 and threaded calls give the kernel's bits. */
+static void check_loops_and_threads(void) {
+    enum { N = 1 << 18 };
+    int before = failures;
+    double *x = malloc(2 * N * sizeof *x), *y = malloc(N * sizeof *y), *ref = malloc(N * sizeof *ref);
+    double *g = malloc(N * sizeof *g), *d = malloc(N * sizeof *d), *dref = malloc(N * sizeof *dref);
+    if (!x || !y || !ref || !g || !d || !dref) abort();
+    for (int i = 0; i < N; i++) {
+        x[i] = -30.0 + 60.0 * i / (N - 1);
+        g[i] = 1.0 + (i % 7) * 0.25;
+    }
+    for (int op = 0; op < FA_N_OPS; op++) {
+        fa_kernels_scalar.fwd_f64[op](x, ref, N);
+        fa_kernels_scalar.bwd_f64[op](g, x, dref, N);
+        /* contiguous, over up to 4 threads */
+        fa_set_num_threads(4);
+        char *args[3] = {(char *)x, (char *)y, NULL};
+        ptrdiff_t dims[1] = {N}, steps[3] = {8, 8, 8};
+        fa_loop_fwd_f64(args, dims, steps, (void *)(intptr_t)op);
+        if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL threaded fwd_f64 %s\n", op_names[op]); }
+        char *bargs[3] = {(char *)g, (char *)x, (char *)d};
+        fa_loop_bwd_f64(bargs, dims, steps, (void *)(intptr_t)op);
+        if (!same_bits(d, dref, N * sizeof *d)) { failures++; printf("FAIL threaded bwd_f64 %s\n", op_names[op]); }
+        fa_set_num_threads(1);
+        /* strided input: every other element of a copy spread out */
+        for (int i = N - 1; i >= 0; i--) x[2 * i] = x[i], x[2 * i + 1] = NAN;
+        ptrdiff_t sdims[1] = {N}, ssteps[2] = {16, 8};
+        char *sargs[2] = {(char *)x, (char *)y};
+        fa_loop_fwd_f64(sargs, sdims, ssteps, (void *)(intptr_t)op);
+        if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL strided fwd_f64 %s\n", op_names[op]); }
+        for (int i = 0; i < N; i++) x[i] = x[2 * i];
+    }
+    printf("loops and threads: %d elements, 4 threads, strided and contiguous: %s\n", N,
+           failures == before ? "same bits" : "FAILED");
+    free(x), free(y), free(ref), free(g), free(d), free(dref);
+}
+
+/* FNV-1a over every kernel's output on a fixed sweep (plus specials). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+static uint64_t sweep_hash(void) {
+    enum { M = 40001 + 8 };
+    static double x[M], y[M], g[M];
+    static float x32[M], y32[M], g32[M];
+    for (int i = 0; i < 40001; i++) x[i] = -40.0 + i * 0.002;
+    const double specials[8] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1060, 1e300};
+    for (int i = 0; i < 8; i++) x[40001 + i] = specials[i];
+    for (int i = 0; i < M; i++) {
+        g[i] = 0.5 + (i % 5) * 0.375;
+        x32[i] = (float)x[i];
+        g32[i] = (float)g[i];
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    const fa_kernels *k = &fa_kernels_scalar;
+    for (int op = 0; op < FA_N_OPS; op++) {
+        k->fwd_f64[op](x, y, M), h = fnv(h, y, sizeof y);
+        k->bwd_f64[op](g, x, y, M), h = fnv(h, y, sizeof y);
+        k->fwd_f32[op](x32, y32, M), h = fnv(h, y32, sizeof y32);
+        k->bwd_f32[op](g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+    }
+    return h;
+}
+
+int main(void) {
+    /* dispatch: a build without the x86 kernels has exactly one ISA */
+    int expect_scalar_only = 1;
+#if defined(FA_HAVE_X86_KERNELS)
+    expect_scalar_only = 0;
+#endif
+    if (expect_scalar_only) {
+        int ok = fa_isa_supported(FA_ISA_SCALAR) && !fa_isa_supported(FA_ISA_AVX2) &&
+                 !fa_isa_supported(FA_ISA_AVX512) && !fa_isa_supported(FA_ISA_AVX512_EMULATED) &&
+                 fa_isa_best() == FA_ISA_SCALAR && fa_isa_current() == FA_ISA_SCALAR &&
+                 fa_isa_set(FA_ISA_AVX2) == -1 && fa_kernels_current() == &fa_kernels_scalar &&
+                 strcmp(fa_isa_name(FA_ISA_SCALAR), "scalar") == 0;
+        if (!ok) failures++;
+        printf("dispatch: supported {scalar} only, current %s: %s\n", fa_isa_name(fa_isa_current()),
+               ok ? "ok" : "FAILED");
+    }
+    fa_isa_set(FA_ISA_SCALAR);
+    int before = failures;
+    check_accuracy();
+    printf("accuracy: %zu points x 4 activations, fwd/bwd in float64, float32, float16: %s\n",
+           sizeof expected / sizeof expected[0] / FA_N_OPS, failures == before ? "ok" : "FAILED");
+    check_loops_and_threads();
+    printf("sweep hash %016llx\n", (unsigned long long)sweep_hash());
+    printf("%s\n", failures ? "selftest FAILED" : "selftest passed");
+    return failures ? 1 : 0;
+}

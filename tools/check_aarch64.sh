@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The C core on aarch64, without an aarch64 machine: cross-compile src_c/
+# (scalar path: FA_HAVE_X86_KERNELS undefined, so kernels_avx2.c and
+# kernels_avx512*.c compile to empty units) with setup.py's flags plus
+# -Werror, link it with tools/aarch64_selftest.c into a static program and run
+# that under qemu-aarch64. Expected values come from mpmath (computed below,
+# independently of fastact). The same program built for the host must print
+# the same sweep hash: identical bits on both architectures.
+#
+#   tools/check_aarch64.sh
+#
+# Needs (installed with apt-get when missing): gcc-aarch64-linux-gnu,
+# qemu-user; and python3 with mpmath.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-aarch64.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+missing=()
+command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "== installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+fi
+python3 -c "import mpmath" 2>/dev/null || { echo "python3 needs mpmath (pip install mpmath)" >&2; exit 1; }
+echo "== $(aarch64-linux-gnu-gcc --version | head -n 1); $(qemu-aarch64 --version | head -n 1)"
+
+echo "== expected values from mpmath (60 digits)"
+python3 - "$work/expected.h" <<'EOF'
+"""Exact values of every activation and derivative at fixed points, rounded
+to float64 / float32 / float16 for tools/aarch64_selftest.c."""
+import struct, sys
+import mpmath as mp
+
+mp.mp.dps = 60
+C = mp.sqrt(2 / mp.pi)
+K = mp.mpf("0.044715")  # the tanh form's cubic coefficient, as a decimal
+
+def terms(op, x):
+    """(f(x), f'(x), |gate| + |x gate'(x)|) for finite x."""
+    if op == "gelu":
+        gate, slope = mp.ncdf(x), x * mp.npdf(x)
+    elif op == "gelu_tanh":  # (1 + tanh u)/2 = sigma(2u), (1 - tanh^2 u)/2 = 2 sigma(2u) sigma(-2u)
+        u = C * (x + K * x**3)
+        s, s_minus = 1 / (1 + mp.exp(-2 * u)), 1 / (1 + mp.exp(2 * u))  # no cancellation
+        gate, slope = s, x * 2 * s * s_minus * C * (1 + 3 * K * x * x)
+    else:  # silu
+        s, s_minus = 1 / (1 + mp.exp(-x)), 1 / (1 + mp.exp(x))
+        gate, slope = s, x * s * s_minus
+    return x * gate, gate + slope, abs(gate) + abs(slope)
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+def half_bits(v):
+    try:
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    except OverflowError:  # beyond float16's range: rounds to infinity
+        return 0xfc00 if v < 0 else 0x7c00
+
+def c_double(v):
+    if v != v:
+        return "NAN"
+    if v in (float("inf"), float("-inf")):
+        return "INFINITY" if v > 0 else "-INFINITY"
+    return v.hex()
+
+def c_float(v):
+    return c_double(v) + ("f" if v == v and abs(v) != float("inf") else "")
+
+points = [0.0, -0.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.0**-149, -2.0**-149, 2.0**-140, 2.0**-30,
+          -2.0**-30, 1e-8, 0.1, -0.1, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0,
+          -3.0, 4.0, -4.0, 5.5, -5.5, 8.0, -8.0, 10.0, -10.0, 13.0, -13.0, 17.25, -17.25, 20.0,
+          -20.0, 27.5, -27.5, 38.0, -38.0, 40.0, -40.0, 88.0, -88.0, 104.0, -104.0, 700.0, -700.0,
+          745.0, -745.0, 1e5, -1e5, float("inf"), float("-inf"), float("nan")]
+rows = []
+for op_index, op in enumerate(("relu", "gelu", "gelu_tanh", "silu")):
+    for x in points:
+        if x != x:
+            fwd = bwd = float("nan"); scale = 0.0
+        elif op == "relu":
+            fwd, bwd, scale = (x, 1.0, 1.0) if x > 0 else (0.0, 0.0, 0.0)
+        elif x == float("inf"):
+            fwd, bwd, scale = x, 1.0, 1.0
+        elif x == float("-inf"):
+            fwd, bwd, scale = -0.0, -0.0, 0.0
+        else:
+            exact = terms(op, mp.mpf(x))
+            fwd, bwd, scale = (float(v) for v in exact)  # nearest double
+        fwd32, bwd32, scale32 = f32(fwd), f32(bwd), f32(scale)
+        rows.append(f"    {{{op_index}, {c_double(x)}, {c_double(fwd)}, {c_double(bwd)}, "
+                    f"{c_double(scale)}, {c_float(fwd32)}, {c_float(bwd32)}, {c_float(scale32)}, "
+                    f"0x{half_bits(fwd):04x}}},")
+with open(sys.argv[1], "w") as f:
+    f.write("/* written by tools/check_aarch64.sh from mpmath; op, x, f(x), f'(x), scale in\n"
+            " * float64, then float32, then f(x) as float16 bits */\n"
+            "struct expected { int op; double x, fwd, bwd, scale; float fwd32, bwd32, scale32;"
+            " uint16_t fwd16; };\n"
+            "static const struct expected expected[] = {\n" + "\n".join(rows) + "\n};\n")
+print(f"   {len(rows)} rows ({len(points)} points x 4 activations)")
+EOF
+
+# setup.py's flags (non-MSVC) with -Werror; no FA_HAVE_* macro: the scalar build
+flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Wno-psabi
+       -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -Werror -Isrc_c "-I$work")
+build() {  # build CC OUT_DIR [LDFLAGS...]
+    local cc=$1 out=$2; shift 2
+    mkdir -p "$out"
+    for src in src_c/*.c tools/aarch64_selftest.c; do
+        "$cc" "${flags[@]}" -c "$src" -o "$out/$(basename "$src" .c).o"
+    done
+    "$cc" -pthread "$@" -o "$out/selftest" "$out"/*.o -lm
+}
+
+echo "== cross-compiling for aarch64 (-static, -Werror)"
+t0=$SECONDS
+build aarch64-linux-gnu-gcc "$work/aarch64" -static
+echo "   $(file -b "$work/aarch64/selftest" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
+for unit in kernels_avx2 kernels_avx512 kernels_avx512_emulated; do
+    symbols=$(aarch64-linux-gnu-nm "$work/aarch64/$unit.o" | wc -l)
+    [[ $symbols == 0 ]] || { echo "FAIL: $unit.o is not empty on aarch64" >&2; exit 1; }
+done
+echo "   kernels_avx2.o, kernels_avx512.o, kernels_avx512_emulated.o: empty units, as intended"
+
+echo "== running under qemu-aarch64"
+t0=$SECONDS
+qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/aarch64/selftest" | tee "$work/aarch64.out" | sed 's/^/   /'
+echo "   ran in $((SECONDS - t0)) s"
+
+echo "== the same program built for the host ($(uname -m), scalar only)"
+build "${CC:-gcc}" "$work/host"
+"$work/host/selftest" | tee "$work/host.out" | sed 's/^/   /'
+aarch64_hash=$(grep '^sweep hash' "$work/aarch64.out")
+host_hash=$(grep '^sweep hash' "$work/host.out")
+[[ $aarch64_hash == "$host_hash" ]] || { echo "FAIL: aarch64 and host bits differ" >&2; exit 1; }
+echo "== same sweep hash on aarch64 and $(uname -m): $host_hash"
+echo "== check_aarch64.sh passed in $((SECONDS - started)) s"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Compile every C source (and the Cython-generated module) with gcc and with
+# clang, -Wall -Wextra -Werror, with setup.py's flags, in the two
+# configurations a build can take:
+#   x86     FA_HAVE_X86_KERNELS + FA_HAVE_AVX512_EMULATION (x86-64 with SIMDe)
+#   scalar  neither macro: what aarch64, other non-x86 and MSVC builds compile
+# then link the C objects of each configuration into a shared library with
+# -z defs, so a kernel table declared but not built shows up as an undefined
+# symbol. Objects go to a temporary folder; the tree is not touched.
+#
+#   tools/check_compilers.sh [COMPILER...]     (default: gcc clang)
+#
+# Needs the build requirements importable by python3 (Cython, numpy,
+# simde-py); `pip install cython numpy simde-py==0.8.2.post1`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+compilers=("$@")
+[[ ${#compilers[@]} -gt 0 ]] || compilers=(gcc clang)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-compilers.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# setup.py's extra_compile_args (non-MSVC), plus what setuptools adds for an
+# extension module (-fPIC -DNDEBUG), and -Werror.
+flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Wno-psabi
+       -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -fPIC -DNDEBUG -Werror
+       -DNPY_NO_DEPRECATED_API=NPY_1_25_API_VERSION -Isrc_c)
+read -r simde numpy_inc py_inc < <(python3 -c '
+import sysconfig, numpy, simde_py
+print(simde_py.get_include(), numpy.get_include(), sysconfig.get_paths()["include"])')
+x86_flags=(-DFA_HAVE_X86_KERNELS=1 -DFA_HAVE_AVX512_EMULATION=1 "-I$simde")
+configs=(scalar)
+case $(uname -m) in x86_64|amd64) configs=(x86 scalar) ;; esac
+
+# The Cython module, generated as setup.py generates it.
+python3 -m cython -3 --directive boundscheck=False,wraparound=False,cdivision=True -I src \
+    -o "$work/_ext.c" src/fastact/_ext.pyx
+
+jobs_file=$work/jobs
+: >"$jobs_file"
+for cc in "${compilers[@]}"; do
+    command -v "$cc" >/dev/null || { echo "compiler not found: $cc" >&2; exit 1; }
+    for config in "${configs[@]}"; do
+        mkdir -p "$work/$cc-$config"
+        extra=(); [[ $config == x86 ]] && extra=("${x86_flags[@]}")
+        for src in src_c/*.c "$work/_ext.c"; do
+            inc=(); [[ $src == */_ext.c ]] && inc=("-I$numpy_inc" "-I$py_inc")
+            printf '%s\0' "$cc ${flags[*]} ${extra[*]} ${inc[*]} -c $src -o $work/$cc-$config/$(basename "$src" .c).o" >>"$jobs_file"
+        done
+    done
+done
+
+echo "== compiling: ${compilers[*]} x ${configs[*]} ($(tr -cd '\0' <"$jobs_file" | wc -c) files, -Werror)"
+for cc in "${compilers[@]}"; do echo "   $cc: $("$cc" --version | head -n 1)"; done
+status=0
+# each job logs to its own file; xargs exits non-zero if any failed
+# shellcheck disable=SC2016
+xargs -0 -P "$(nproc)" -I{} bash -c 'cmd=$1; log=${cmd##* -o }; log=${log%.o}.log
+    if ! $cmd >"$log" 2>&1; then echo "FAIL: $cmd" >&2; cat "$log" >&2; exit 1; fi
+    [[ -s $log ]] && { echo "output from: $cmd"; cat "$log"; }; true' _ {} <"$jobs_file" || status=1
+[[ $status == 0 ]] || { echo "== compile errors (above)" >&2; exit 1; }
+
+echo "== linking the C objects of each configuration with -z defs"
+for cc in "${compilers[@]}"; do
+    for config in "${configs[@]}"; do
+        objs=("$work/$cc-$config"/*.o)
+        objs=("${objs[@]/*\/_ext.o/}")
+        # shellcheck disable=SC2068
+        "$cc" -shared -pthread -Wl,-z,defs -o "$work/$cc-$config/libfastact_c.so" ${objs[@]} -lm
+        tables=$(nm -D --defined-only "$work/$cc-$config/libfastact_c.so" | awk '/ fa_kernels_/ {print $3}' | sort | tr '\n' ' ')
+        echo "   $cc $config: ok, kernel tables: $tables"
+    done
+done
+echo "== check_compilers.sh passed in $((SECONDS - started)) s"

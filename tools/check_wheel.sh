@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Test a built wheel the way a user gets it: installed into a fresh virtual
+# environment with the test extras (and the CPU torch build), no compiler on
+# PATH, and no source tree beside the tests, so `import fastact` can only
+# find the installed package.
+#
+#   tools/check_wheel.sh WHEEL [--full-per-isa]
+#
+# Steps: print the ISAs the installed build detects; for every ISA this CPU
+# has, run with FASTACT_ISA=<isa> an import check (the cap is what isa()
+# reports), `python -m fastact`, and a smoke test that computes every function
+# in every dtype, compares with fastact._reference and hashes the result bits
+# (every ISA must give the same hash); then the full test suite once with the
+# default ISA. The suite already sweeps every ISA through set_isa, so running
+# it again per FASTACT_ISA value adds little; --full-per-isa does so anyway.
+#
+# Environment: PYTHON (default python3) makes the venv; it must match the
+# wheel's Python tag.
+set -euo pipefail
+
+usage() { echo "usage: $0 WHEEL [--full-per-isa]" >&2; exit 2; }
+[[ $# -ge 1 && $# -le 2 ]] || usage
+wheel=$(realpath "$1")
+full_per_isa=0
+if [[ $# -eq 2 ]]; then [[ $2 == --full-per-isa ]] || usage; full_per_isa=1; fi
+[[ -f $wheel && $wheel == *.whl ]] || { echo "not a wheel file: $1" >&2; exit 2; }
+repo=$(cd "$(dirname "$0")/.." && pwd)
+started=$SECONDS
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-wheel.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+venv=$work/venv
+run=$work/run                 # the tests and a pytest config, nothing else
+
+echo "== wheel: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
+"${PYTHON:-python3}" -m venv "$venv"
+echo "== install into a fresh venv: the wheel with [test], and torch==2.13.0"
+t0=$SECONDS
+# torch: exactly this spelling (the local CPU build); a looser one can pull CUDA wheels
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[test]" "torch==2.13.0"
+echo "   installed in $((SECONDS - t0)) s"
+
+# The tests without the source tree, and pytest's settings from pyproject.toml
+# as a standalone pytest.ini (plus no cache folder).
+mkdir -p "$run"
+cp -r "$repo/tests" "$run/tests"
+find "$run/tests" \( -name __pycache__ -o -name .hypothesis -o -name .pytest_cache \) -prune -exec rm -rf {} +
+"$venv/bin/python" - "$repo/pyproject.toml" "$run/pytest.ini" <<'EOF'
+import sys, tomllib
+opts = tomllib.load(open(sys.argv[1], "rb"))["tool"]["pytest"]["ini_options"]
+opts["addopts"] = list(opts.get("addopts", [])) + ["-p", "no:cacheprovider"]
+def ini(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "".join("\n    " + str(v) for v in value)
+    return str(value)
+with open(sys.argv[2], "w") as f:
+    f.write("[pytest]\n" + "".join(f"{k} = {ini(v)}\n" for k, v in opts.items()))
+EOF
+
+# No compiler anywhere the tests could look: PATH is the venv's bin only.
+clean_env=(env -u PYTHONPATH -u PYTHONHOME -u CC -u CXX -u LDSHARED -u CFLAGS -u FASTACT_ISA
+           -u FASTACT_NUM_THREADS "PATH=$venv/bin" "HOME=$work")
+# shellcheck disable=SC2016
+found=$("${clean_env[@]}" /bin/bash -c 'for c in cc gcc clang c99 g++ c++ x86_64-linux-gnu-gcc; do command -v "$c"; done; true')
+if [[ -n $found ]]; then
+    echo "a compiler is reachable on the test PATH: $found" >&2
+    exit 1
+fi
+echo "== no compiler on the test PATH ($venv/bin)"
+# py [VAR=value...]: run the venv's python with "${pyargs[@]}" from $run in that environment
+py() { (cd "$run" && "${clean_env[@]}" "$@" "$venv/bin/python" "${pyargs[@]}"); }
+
+cat >"$run/smoke.py" <<'EOF'
+"""Every function, forward and backward, in every dtype: close to the float64
+reference, and a hash of the result bits (the same for every ISA)."""
+import hashlib, os, sys
+import numpy as np
+import fastact as fa
+from fastact._registry import ACTIVATIONS
+
+want_isa, venv = sys.argv[1], sys.argv[2]
+assert os.path.realpath(fa.__file__).startswith(os.path.realpath(venv)), fa.__file__
+assert fa.isa() == want_isa, (fa.isa(), want_isa)
+rng = np.random.default_rng(20240601)
+x64 = np.concatenate([np.linspace(-12, 12, 2401), 4 * rng.standard_normal(3000),
+                      [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 5e-324, 40.0, -40.0,
+                       700.0, -700.0, 1e5, -1e5]])
+g64 = rng.standard_normal(x64.size)
+digest = hashlib.sha256()
+for name, act in ACTIVATIONS.items():
+    for dtype, tol in ((np.float16, 2e-3), (np.float32, 2e-6), (np.float64, 1e-13)):
+        with np.errstate(over="ignore"):
+            x, g = x64.astype(dtype), g64.astype(dtype)
+        y, d = act.forward(x), act.backward(g, x)
+        assert y.dtype == d.dtype == dtype, (name, dtype, y.dtype, d.dtype)
+        digest.update(y.tobytes() + d.tobytes())
+        for got, want in ((y, act.ref_forward(x)), (d, act.ref_backward(g, x))):
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol,
+                                       err_msg=f"{name} {np.dtype(dtype)}")
+print(f"smoke ok: isa={fa.isa()} {len(ACTIVATIONS)} activations x 2 directions x 3 dtypes "
+      f"x {x64.size} values, bits sha256 {digest.hexdigest()[:16]}")
+EOF
+
+echo "== detected ISAs (python -m fastact, default ISA)"
+pyargs=(-W error -m fastact); py
+isas=$(pyargs=(-W error -c "import fastact; print(' '.join(fastact.available_isas()))"); py)
+echo "== ISAs to check: $isas"
+
+hashes=()
+for isa in $isas; do
+    echo "== FASTACT_ISA=$isa"
+    pyargs=(-W error -m fastact); py "FASTACT_ISA=$isa" | sed -n '1,4p'
+    pyargs=(-W error smoke.py "$isa" "$venv")
+    out=$(py "FASTACT_ISA=$isa")
+    echo "   $out"
+    hashes+=("${out##* }")
+done
+if [[ $(printf '%s\n' "${hashes[@]}" | sort -u | wc -l) -ne 1 ]]; then
+    echo "ISAs disagree on the result bits: ${hashes[*]}" >&2
+    exit 1
+fi
+echo "== every ISA gave the same bits"
+
+pytest_args=(-m pytest -c "$run/pytest.ini" --rootdir "$run" -q "$run/tests")
+if [[ $full_per_isa == 1 ]]; then
+    for isa in $isas; do
+        echo "== test suite, FASTACT_ISA=$isa"
+        t0=$SECONDS
+        pyargs=("${pytest_args[@]}"); py "FASTACT_ISA=$isa" | tail -n 5
+        echo "   took $((SECONDS - t0)) s"
+    done
+else
+    echo "== test suite, default ISA (it sweeps every ISA itself)"
+    t0=$SECONDS
+    pyargs=("${pytest_args[@]}"); py | tail -n 5
+    echo "   took $((SECONDS - t0)) s"
+fi
+echo "== check_wheel.sh passed in $((SECONDS - started)) s"
