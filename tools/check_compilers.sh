@@ -26,6 +26,9 @@ trap 'rm -rf "$work"' EXIT
 flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -fPIC -DNDEBUG -Werror
        -DNPY_NO_DEPRECATED_API=NPY_1_25_API_VERSION -Isrc_c)
+# SIMDe's headers and Cython are build requirements (pyproject.toml), so they
+# live only in pip's isolated build environment: bring them here too.
+python3 -c 'import simde_py, Cython' 2>/dev/null || python3 -m pip install -q "simde-py==0.8.2.post1" "Cython>=3.0"
 read -r simde numpy_inc py_inc < <(python3 -c '
 import sysconfig, numpy, simde_py
 print(simde_py.get_include(), numpy.get_include(), sysconfig.get_paths()["include"])')
