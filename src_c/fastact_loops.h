@@ -13,7 +13,8 @@ FA_LOOP_DECL(fa_loop_bwd_f32);
 FA_LOOP_DECL(fa_loop_bwd_f64);
 #undef FA_LOOP_DECL
 
-/* elements per thread below which a call stays on one thread, per fa_op */
-ptrdiff_t fa_thread_threshold(int op);
-void fa_set_thread_threshold(int op, ptrdiff_t n);
+/* elements per thread below which a call stays on one thread, per fa_op and
+ * dtype (f64 = 0: float32 and float16; 1: float64) */
+ptrdiff_t fa_thread_threshold(int op, int f64);
+void fa_set_thread_threshold(int op, int f64, ptrdiff_t n);
 #endif

@@ -12,16 +12,23 @@ enum { FA_F16, FA_F32, FA_F64 };
 #define FA_BLOCK 1024 /* elements per gather buffer */
 #define FA_GRAIN 64   /* thread chunks are multiples of this */
 
-/* float32 elements per thread below which a second thread costs more than it
- * saves, measured with tools/thread_threshold.py (2-core AMD EPYC, AVX2);
- * float64 kernels do about twice the work per element, so they split at half. */
-static ptrdiff_t min_per_thread[FA_N_OPS] = {
-    [FA_RELU] = 1 << 19, [FA_GELU] = 1 << 14, [FA_GELU_TANH] = 1 << 15, [FA_SILU] = 1 << 15};
+/* Elements per thread below which a second thread costs more than it saves,
+ * for float32 (float16 too) and float64, measured with
+ * tools/thread_threshold.py on a 2-core AMD EPYC with AVX2 (where 2 threads
+ * first beat 1 by >= 1.1x). ReLU is memory-bound; the others compute. */
+static ptrdiff_t min_per_thread[FA_N_OPS][2] = {
+    [FA_RELU] = {1 << 19, 1 << 19},
+    [FA_GELU] = {1 << 15, 1 << 13},
+    [FA_GELU_TANH] = {1 << 15, 1 << 14},
+    [FA_SILU] = {1 << 15, 1 << 14},
+};
 
 /* For tools/thread_threshold.py, which measures the table above. */
-ptrdiff_t fa_thread_threshold(int op) { return op >= 0 && op < FA_N_OPS ? min_per_thread[op] : -1; }
-void fa_set_thread_threshold(int op, ptrdiff_t n) {
-    if (op >= 0 && op < FA_N_OPS && n > 0) min_per_thread[op] = n;
+ptrdiff_t fa_thread_threshold(int op, int f64) {
+    return op >= 0 && op < FA_N_OPS ? min_per_thread[op][f64 != 0] : -1;
+}
+void fa_set_thread_threshold(int op, int f64, ptrdiff_t n) {
+    if (op >= 0 && op < FA_N_OPS && n > 0) min_per_thread[op][f64 != 0] = n;
 }
 
 typedef struct {
@@ -93,8 +100,7 @@ static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
 static void run(int op, int dtype, int backward, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps) {
     fa_job job = {fa_kernels_current(), op, dtype, backward, {args[0], backward ? args[1] : NULL},
                   args[backward ? 2 : 1], {steps[0], backward ? steps[1] : 0}, steps[backward ? 2 : 1]};
-    ptrdiff_t threshold = dtype == FA_F64 ? min_per_thread[op] / 2 : min_per_thread[op];
-    fa_parallel_for(dims[0], threshold, FA_GRAIN, run_range, &job);
+    fa_parallel_for(dims[0], min_per_thread[op][dtype == FA_F64], FA_GRAIN, run_range, &job);
 }
 
 #define FA_LOOP(direction, dtype_tag, dtype, backward)                                        \

@@ -111,9 +111,8 @@ def test_every_isa_gives_the_scalar_bits(isa_name, a, backward, dtype):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize(("a", "backward"), FUNCS)
 def test_thread_count_does_not_change_bits(a, backward, dtype):
-    # Large enough that three threads get at least the per-thread minimum each
-    # (the float32 threshold; float64 splits at half of it).
-    n = 3 * fa._ext.thread_threshold(a.name) + 123
+    # Large enough that three threads get at least the per-thread minimum each.
+    n = 3 * max(fa._ext.thread_threshold(a.name, t) for t in ("float32", "float64")) + 123
     x2, g2 = mixed(dtype, 2 * n, seed=5), grad(dtype, 2 * n, seed=6)
     for g, x in ((g2[:n], x2[:n]), (g2[::2], x2[::-2])):  # direct kernel path, gather path
         with forced_threads(1):
@@ -132,7 +131,7 @@ def test_only_large_calls_start_workers():
     code = ("import os, numpy as np, fastact as fa\n"
             "count = lambda: len(os.listdir('/proc/self/task'))\n"
             "fa.set_num_threads(3); before = count()\n"
-            "minimum = fa._ext.thread_threshold('gelu') // 2\n"  # float64 splits at half
+            "minimum = fa._ext.thread_threshold('gelu', 'float64')\n"
             "fa.gelu(np.ones(2 * minimum - 1)); small = count()\n"
             "fa.gelu(np.ones(4 * minimum)); print(small - before, count() - before)")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(fa.__file__)))

@@ -37,8 +37,8 @@ def main():
     print("| function | dtype | " + " | ".join(f"2^{int(np.log2(n))}" for n in sizes) + " |")
     print("|---|---|" + "---|" * len(sizes))
     for name, act in ACTIVATIONS.items():
-        _ext.set_thread_threshold(name, 64)  # let every size split, to see where it pays
         for dtype in (np.float32, np.float64):
+            _ext.set_thread_threshold(name, 64, np.dtype(dtype).name)  # let every size split
             row = []
             for n in sizes:
                 x = np.random.default_rng(0).normal(0, 3, n).astype(dtype)

@@ -20,5 +20,5 @@ cdef extern from "fastact_loops.h" nogil:
     void fa_loop_bwd_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_bwd_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_bwd_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    Py_ssize_t fa_thread_threshold(int op)
-    void fa_set_thread_threshold(int op, Py_ssize_t n)
+    Py_ssize_t fa_thread_threshold(int op, int f64)
+    void fa_set_thread_threshold(int op, int f64, Py_ssize_t n)

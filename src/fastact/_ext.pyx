@@ -96,11 +96,11 @@ def set_num_threads(int n):
 OPS = {"relu": FA_RELU, "gelu": FA_GELU, "gelu_tanh": FA_GELU_TANH, "silu": FA_SILU}
 
 
-def thread_threshold(str name):
+def thread_threshold(str name, dtype="float32"):
     """Elements per thread below which a call of `name` stays on one thread."""
-    return fa_thread_threshold(OPS[name])
+    return fa_thread_threshold(OPS[name], str(dtype) == "float64")
 
 
-def set_thread_threshold(str name, Py_ssize_t n):
+def set_thread_threshold(str name, Py_ssize_t n, dtype="float32"):
     """Override thread_threshold (measurement tools only; not thread-safe)."""
-    fa_set_thread_threshold(OPS[name], n)
+    fa_set_thread_threshold(OPS[name], str(dtype) == "float64", n)
