@@ -5,6 +5,7 @@
 #define FA_PHI_K 4.0
 #define FA_PHI_SMALL_A 1.0
 #define FA_GELU_A_MAX 40.0
+#define FA_GELU_A_MAX_F 15.0f
 
 #define FA_TANH_C1_HI 0x1.9884533d43651p+0 /* 1.5957691216057308 */
 #define FA_TANH_C1_LO -0x1.cbc0d30ebfd15p-54 /* -9.96930880911092e-17 */
@@ -13,6 +14,13 @@
 #define FA_TANH_3C3 0x1.b6676bf7450f0p-3 /* 0.21406444881780073 */
 #define FA_INV_SQRT_2PI 0x1.9884533d43651p-2 /* 0.3989422804014327 */
 #define FA_LOG2E 0x1.71547652b82fep+0 /* 1.4426950408889634 */
+#define FA_TANH_C1F_HI 0x1.9884540000000p+0f /* 1.5957691669464111 */
+#define FA_TANH_C1F_LO -0x1.8579360000000p-25f /* -4.534068054340423e-08 */
+#define FA_TANH_C3F_HI 0x1.2444f20000000p-4f /* 0.07135481387376785 */
+#define FA_TANH_C3F_LO 0x1.49b16a0000000p-29f /* 2.3988324659995897e-09 */
+#define FA_LN2F_HI 0x1.62e4000000000p-1f /* 0.693145751953125 */
+#define FA_LN2F_LO 0x1.7f7d1c0000000p-20f /* 1.428606765330187e-06 */
+#define FA_LOG2EF 0x1.7154760000000p+0f /* 1.4426950216293335 */
 #define FA_LN2_HI 0x1.62e42fee00000p-1 /* 0.6931471803691238 */
 #define FA_LN2_LO 0x1.a39ef35793c76p-33 /* 1.9082149292705877e-10 */
 
@@ -123,6 +131,58 @@ static const double FA_PHI_TAIL_F32[13] = {
     -0x1.c4ce582710956p-14,
     0x1.0aa65da277fabp-16,
     0x1.175de506399ccp-17,
+};
+
+/* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5; max relative error of the rounded fit 6.94e-10 (2^-30.43). Lowest degree first. */
+#define FA_EXPF_DEGREE 5
+#define FA_EXPF_C0_LO 0x0.0p+0f
+static const float FA_EXPF[6] = {
+    0x1.0000000000000p-1f,
+    0x1.5555560000000p-3f,
+    0x1.5554ea0000000p-5f,
+    0x1.1110e00000000p-7f,
+    0x1.6d43160000000p-10f,
+    0x1.a124e40000000p-13f,
+};
+
+/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 5; max relative error of the rounded fit 3.64e-9 (2^-28.03). Lowest degree first. */
+#define FA_PHI_SMALLF_DEGREE 5
+#define FA_PHI_SMALLF_C0_LO -0x1.8ec55e0000000p-27f
+static const float FA_PHI_SMALLF[6] = {
+    0x1.9884540000000p-2f,
+    -0x1.1058320000000p-4f,
+    0x1.46ce580000000p-7f,
+    -0x1.36fe320000000p-10f,
+    0x1.dc102a0000000p-14f,
+    -0x1.010b860000000p-17f,
+};
+
+/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 15], degree 10; max relative error of the rounded fit 1.64e-9 (2^-29.18). Lowest degree first. */
+#define FA_PHI_TAILF_DEGREE 10
+#define FA_PHI_TAILF_C0_LO -0x1.cd2efa0000000p-28f
+static const float FA_PHI_TAILF[11] = {
+    0x1.82b4bc0000000p-2f,
+    0x1.2dda040000000p-4f,
+    -0x1.c41d6c0000000p-4f,
+    0x1.9adc480000000p-4f,
+    -0x1.024dfc0000000p-4f,
+    0x1.b102b00000000p-6f,
+    -0x1.6911b40000000p-8f,
+    -0x1.e715a40000000p-11f,
+    0x1.cc5d020000000p-11f,
+    -0x1.240f3e0000000p-15f,
+    -0x1.ae53c40000000p-14f,
+};
+
+/* H'(t) for t of a in [1.0, 15], degree 4; max relative error of the rounded fit 0.0136 (2^-6.199). Lowest degree first. */
+#define FA_PHI_TAIL_SLOPEF_DEGREE 4
+#define FA_PHI_TAIL_SLOPEF_C0_LO 0x0.0p+0f
+static const float FA_PHI_TAIL_SLOPEF[5] = {
+    0x1.2de6680000000p-4f,
+    -0x1.c1d0c00000000p-3f,
+    0x1.33fe380000000p-2f,
+    -0x1.0fe0320000000p-2f,
+    0x1.0bdbea0000000p-3f,
 };
 
 #endif

@@ -74,6 +74,17 @@ static inline simde__m512d fa_emu_fmadd_pd_(simde__m512d a, simde__m512d b, simd
                                                       simde_mm512_extractf64x4_pd(c, 1)), 1);
 }
 
+static inline simde__m512 fa_emu_fmadd_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
+    simde__m512d a2 = simde_mm512_castps_pd(a), b2 = simde_mm512_castps_pd(b), c2 = simde_mm512_castps_pd(c);
+    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_fmadd_ps(
+        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 0)), _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 0)),
+        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 0)))));
+    r = simde_mm512_insertf64x4(r, _mm256_castps_pd(_mm256_fmadd_ps(
+        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 1)), _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 1)),
+        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 1)))), 1);
+    return simde_mm512_castpd_ps(r);
+}
+
 /* Some of these are macros in the compiler's own headers: replace them all. */
 #undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
@@ -143,6 +154,36 @@ static inline simde__m512d fa_emu_fmadd_pd_(simde__m512d a, simde__m512d b, simd
 #define _mm512_cmp_ps_mask simde_mm512_cmp_ps_mask
 #undef _mm512_mask_blend_ps
 #define _mm512_mask_blend_ps simde_mm512_mask_blend_ps
+#undef _mm512_add_ps
+#define _mm512_add_ps simde_mm512_add_ps
+#undef _mm512_sub_ps
+#define _mm512_sub_ps simde_mm512_sub_ps
+#undef _mm512_mul_ps
+#define _mm512_mul_ps simde_mm512_mul_ps
+#undef _mm512_div_ps
+#define _mm512_div_ps simde_mm512_div_ps
+#undef _mm512_min_ps
+#define _mm512_min_ps simde_mm512_min_ps
+#undef _mm512_max_ps
+#define _mm512_max_ps simde_mm512_max_ps
+#undef _mm512_castps_si512
+#define _mm512_castps_si512 simde_mm512_castps_si512
+#undef _mm512_castsi512_ps
+#define _mm512_castsi512_ps simde_mm512_castsi512_ps
+#undef _mm512_and_epi32
+#define _mm512_and_epi32 simde_mm512_and_epi32
+#undef _mm512_or_epi32
+#define _mm512_or_epi32 simde_mm512_or_epi32
+#undef _mm512_set1_epi32
+#define _mm512_set1_epi32 simde_mm512_set1_epi32
+#undef _mm512_add_epi32
+#define _mm512_add_epi32 simde_mm512_add_epi32
+#undef _mm512_slli_epi32
+#define _mm512_slli_epi32 simde_mm512_slli_epi32
+#undef _mm512_cvttps_epi32
+#define _mm512_cvttps_epi32 simde_mm512_cvttps_epi32
+#undef _mm512_fmadd_ps
+#define _mm512_fmadd_ps fa_emu_fmadd_ps_
 
 #include "simd_avx512.h"
 #include "kernels.inc"

@@ -67,9 +67,27 @@ static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline vf vf_loadn(const float *p, ptrdiff_t n) { return _mm256_maskload_ps(p, fa_lanes_below_f_(n)); }
 static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
 static inline void vf_storen(float *p, vf v, ptrdiff_t n) { _mm256_maskstore_ps(p, fa_lanes_below_f_(n), v); }
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline vf vf_copysign(vf mag, vf s) {
+    return _mm256_or_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), mag), _mm256_and_ps(_mm256_set1_ps(-0.0f), s));
+}
+static inline mf vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline mf vf_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline mf vf_gt_or_nan(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
 static inline mf vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline mf mf_or(mf a, mf b) { return _mm256_or_ps(a, b); }
+static inline mf mf_and(mf a, mf b) { return _mm256_and_ps(a, b); }
+static inline vf vf_pow2(vf k) {
+    __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+}
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
 
 #endif

@@ -63,9 +63,31 @@ static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline vf vf_loadn(const float *p, ptrdiff_t n) { return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
 static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
 static inline void vf_storen(float *p, vf v, ptrdiff_t n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), v); }
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_abs(vf a) {
+    return _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+}
+static inline vf vf_copysign(vf mag, vf s) {
+    __m512i m = _mm512_and_epi32(_mm512_castps_si512(mag), _mm512_set1_epi32(0x7fffffff));
+    __m512i sign = _mm512_and_epi32(_mm512_castps_si512(s), _mm512_set1_epi32((int)0x80000000u));
+    return _mm512_castsi512_ps(_mm512_or_epi32(m, sign));
+}
+static inline mf vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
 static inline mf vf_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline mf vf_gt_or_nan(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
 static inline mf vf_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline mf mf_or(mf a, mf b) { return (mf)(a | b); }
+static inline mf mf_and(mf a, mf b) { return (mf)(a & b); }
+static inline vf vf_pow2(vf k) {
+    __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+}
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
 
 #endif

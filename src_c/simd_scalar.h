@@ -62,9 +62,31 @@ static inline vf vf_load(const float *p) { return *p; }
 static inline vf vf_loadn(const float *p, ptrdiff_t n) { (void)n; return *p; }
 static inline void vf_store(float *p, vf v) { *p = v; }
 static inline void vf_storen(float *p, vf v, ptrdiff_t n) { (void)n; *p = v; }
+static inline vf vf_add(vf a, vf b) { return a + b; }
+static inline vf vf_sub(vf a, vf b) { return a - b; }
+static inline vf vf_mul(vf a, vf b) { return a * b; }
+static inline vf vf_div(vf a, vf b) { return a / b; }
+static inline vf vf_fma(vf a, vf b, vf c) { return fmaf(a, b, c); }
+/* min/max for non-NaN operands, as the vector instructions */
+static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
+static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_abs(vf a) { return fabsf(a); }
+/* |mag| with the sign bit of s */
+static inline vf vf_copysign(vf mag, vf s) { return copysignf(mag, s); }
+static inline mf vf_lt(vf a, vf b) { return isless(a, b); }
 static inline mf vf_gt(vf a, vf b) { return isgreater(a, b); }
+/* x > b or x is NaN */
+static inline mf vf_gt_or_nan(vf a, vf b) { return !islessequal(a, b); }
 static inline mf vf_isnan(vf a) { return isunordered(a, a); }
 static inline mf mf_or(mf a, mf b) { return a | b; }
+static inline mf mf_and(mf a, mf b) { return a & b; }
+/* 2^k for integer-valued k in [-126, 127] */
+static inline vf vf_pow2(vf k) {
+    int32_t bits = ((int32_t)k + 127) << 23;
+    float r;
+    memcpy(&r, &bits, sizeof r);
+    return r;
+}
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
 
 #endif

@@ -11,11 +11,13 @@ coefficients over a dense grid, evaluated exactly; it excludes the rounding
 of the Horner evaluation itself, which the accuracy tests measure.
 
 Two tiers: "f64" polynomials serve the float64 kernels (target < 2^-56), and
-cheaper "f32" polynomials serve the float32 kernels, which compute in double
-and round once at the end (target < 2^-32, i.e. under 0.004 float32 ULP).
+"F" polynomials (coefficients rounded to float) serve the float32 kernels,
+which compute in float lanes with the last Horner step compensated (target
+< 2^-26, a sixth of a float32 ULP).
 """
 import argparse
 import pathlib
+import struct
 import sys
 
 import mpmath as mp
@@ -31,6 +33,7 @@ HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h
 PHI_K = 4
 PHI_SMALL_A = 1.0
 GELU_A_MAX = 40  # gelu(-a) underflows to zero in float64 for a > 38.6
+GELU_A_MAX_F = 15  # ... and in float32 for a > 14.4
 
 
 def cheb_nodes(lo, hi, n):
@@ -47,6 +50,19 @@ def fit(f, lo, hi, degree):
     c = mp.lu_solve(a, b)
     coeffs = [float(c[j]) for j in range(degree + 1)]
     return coeffs, float(c[0] - mp.mpf(coeffs[0]))
+
+
+def to_float32(x):
+    return struct.unpack("f", struct.pack("f", float(x)))[0]
+
+
+def fit_float(f, lo, hi, degree):
+    """fit(), with coefficients rounded to float32; the constant term's low
+    part is taken against its float32 rounding."""
+    coeffs, c0_lo = fit(f, lo, hi, degree)
+    c0 = mp.mpf(coeffs[0]) + mp.mpf(c0_lo)
+    coeffs = [to_float32(c) for c in coeffs]
+    return coeffs, to_float32(c0 - mp.mpf(coeffs[0]))
 
 
 def horner_exact(coeffs, v, c0_lo=0.0):
@@ -96,13 +112,13 @@ def polynomials():
         c, _ = fit(exp_tail, -r_max, r_max, degree)
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
         out.append((f"FA_EXP_{tier.upper()}", c, 0.0,
-                    f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err))
+                    f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err, "double"))
     v_max = mp.mpf(PHI_SMALL_A) ** 2
     for tier, degree in (("f64", 10), ("f32", 6)):
         c, c0_lo = fit(phi_small, 0, v_max, degree)
         err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
         out.append((f"FA_PHI_SMALL_{tier.upper()}", c, c0_lo,
-                    f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err))
+                    f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err, "double"))
     t_min = mp.mpf(PHI_SMALL_A - PHI_K) / (PHI_SMALL_A + PHI_K)
     t_max = mp.mpf(GELU_A_MAX - PHI_K) / (GELU_A_MAX + PHI_K)
     for tier, degree in (("f64", 24), ("f32", 12)):
@@ -110,7 +126,26 @@ def polynomials():
         err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
         out.append((f"FA_PHI_TAIL_{tier.upper()}", c, c0_lo,
                     f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
-                    f"a in [{PHI_SMALL_A}, {GELU_A_MAX}], degree {degree}", err))
+                    f"a in [{PHI_SMALL_A}, {GELU_A_MAX}], degree {degree}", err, "double"))
+    # float32 kernels, in float lanes
+    c, _ = fit_float(exp_tail, -r_max, r_max, 5)
+    err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
+    out.append(("FA_EXPF", c, 0.0, "exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5", err, "float"))
+    c, c0_lo = fit_float(phi_small, 0, v_max, 5)
+    err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
+    out.append(("FA_PHI_SMALLF", c, c0_lo,
+                f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree 5", err, "float"))
+    t_max = mp.mpf(GELU_A_MAX_F - PHI_K) / (GELU_A_MAX_F + PHI_K)
+    c, c0_lo = fit_float(phi_tail, t_min, t_max, 10)
+    err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
+    out.append(("FA_PHI_TAILF", c, c0_lo,
+                f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
+                f"a in [{PHI_SMALL_A}, {GELU_A_MAX_F}], degree 10", err, "float"))
+    # H'(t), only to correct H for the low part of t: a tenth of a percent is plenty
+    c, _ = fit_float(lambda t: mp.diff(phi_tail, t), t_min, t_max, 4)
+    err = max_rel_error(lambda t: mp.diff(phi_tail, t), c, t_min, t_max, points=300)
+    out.append(("FA_PHI_TAIL_SLOPEF", c, 0.0, f"H'(t) for t of a in [{PHI_SMALL_A}, {GELU_A_MAX_F}], degree 4",
+                err, "float"))
     return out
 
 
@@ -121,7 +156,7 @@ def double_double(x):
 
 
 def constants():
-    """(C name, value) of the constants the kernels need beyond the fits."""
+    """(C name, value[, "f" for float]) of the constants the kernels need beyond the fits."""
     c1 = 2 * mp.sqrt(2 / mp.pi)            # 2u = c1 x + c3 x^3 in the tanh form
     c3 = c1 * mp.mpf("0.044715")
     out = []
@@ -131,6 +166,13 @@ def constants():
     out += [("FA_TANH_3C3", float(3 * c3)),
             ("FA_INV_SQRT_2PI", float(1 / mp.sqrt(2 * mp.pi))),
             ("FA_LOG2E", float(1 / mp.log(2)))]
+    for name, value in (("FA_TANH_C1F", c1), ("FA_TANH_C3F", c3)):
+        hi = to_float32(value)
+        out += [(name + "_HI", hi, "f"), (name + "_LO", to_float32(value - mp.mpf(hi)), "f")]
+    # float ln 2 with 16 significant bits: k * FA_LN2F_HI is exact for |k| < 2^8
+    ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
+    out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),
+            ("FA_LOG2EF", to_float32(1 / mp.log(2)), "f")]
     # ln 2 split so that k * FA_LN2_HI is exact for |k| < 2^21 (low 21 bits zero).
     ln2_hi = float(mp.mpf(int(mp.log(2) * 2**32)) / 2**32)
     out += [("FA_LN2_HI", ln2_hi), ("FA_LN2_LO", float(mp.log(2) - mp.mpf(ln2_hi)))]
@@ -146,17 +188,20 @@ def render():
         f"#define FA_PHI_K {PHI_K}.0",
         f"#define FA_PHI_SMALL_A {PHI_SMALL_A}",
         f"#define FA_GELU_A_MAX {GELU_A_MAX}.0",
+        f"#define FA_GELU_A_MAX_F {GELU_A_MAX_F}.0f",
         "",
     ]
-    lines += [f"#define {name} {value.hex()} /* {value!r} */" for name, value in constants()]
+    lines += [f"#define {name} {value.hex()}{suffix} /* {value!r} */"
+              for name, value, *float_suffix in constants() for suffix in [''.join(float_suffix)]]
     lines.append("")
-    for name, coeffs, c0_lo, domain, err in polynomials():
+    for name, coeffs, c0_lo, domain, err, ctype in polynomials():
         lines.append(f"/* {domain}; max relative error of the rounded fit {mp.nstr(err, 3)}"
                      f" (2^{mp.nstr(mp.log(err, 2), 4)}). Lowest degree first. */")
         lines.append(f"#define {name}_DEGREE {len(coeffs) - 1}")
-        lines.append(f"#define {name}_C0_LO {c0_lo.hex()}")
-        lines.append(f"static const double {name}[{len(coeffs)}] = {{")
-        lines += [f"    {c.hex()}," for c in coeffs]
+        suffix = "f" if ctype == "float" else ""
+        lines.append(f"#define {name}_C0_LO {c0_lo.hex()}{suffix}")
+        lines.append(f"static const {ctype} {name}[{len(coeffs)}] = {{")
+        lines += [f"    {c.hex()}{suffix}," for c in coeffs]
         lines.append("};")
         lines.append("")
     lines.append("#endif")
