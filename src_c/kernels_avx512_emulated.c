@@ -85,6 +85,12 @@ static inline simde__m512 fa_emu_fmadd_ps_(simde__m512 a, simde__m512 b, simde__
     return simde_mm512_castpd_ps(r);
 }
 
+static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
+    return fa_emu_fmadd_ps_(simde_mm512_castsi512_ps(simde_mm512_xor_si512(
+                                simde_mm512_castps_si512(a), simde_mm512_set1_epi32((int)0x80000000u))),
+                            b, c);
+}
+
 /* Some of these are macros in the compiler's own headers: replace them all. */
 #undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
@@ -184,6 +190,8 @@ static inline simde__m512 fa_emu_fmadd_ps_(simde__m512 a, simde__m512 b, simde__
 #define _mm512_cvttps_epi32 simde_mm512_cvttps_epi32
 #undef _mm512_fmadd_ps
 #define _mm512_fmadd_ps fa_emu_fmadd_ps_
+#undef _mm512_fnmadd_ps
+#define _mm512_fnmadd_ps fa_emu_fnmadd_ps_
 
 #include "simd_avx512.h"
 #include "kernels.inc"

@@ -72,6 +72,7 @@ static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vf_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vf_fnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
@@ -83,6 +84,7 @@ static inline mf vf_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
 static inline mf vf_gt_or_nan(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
 static inline mf vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline mf mf_or(mf a, mf b) { return _mm256_or_ps(a, b); }
+static inline int mf_any(mf m) { return _mm256_movemask_ps(m) != 0; }
 static inline mf mf_and(mf a, mf b) { return _mm256_and_ps(a, b); }
 static inline vf vf_pow2(vf k) {
     __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127));

@@ -68,6 +68,7 @@ static inline vf vf_mul(vf a, vf b) { return a * b; }
 static inline vf vf_div(vf a, vf b) { return a / b; }
 static inline vf vf_fma(vf a, vf b, vf c) { return fmaf(a, b, c); }
 /* min/max for non-NaN operands, as the vector instructions */
+static inline vf vf_fnma(vf a, vf b, vf c) { return fmaf(-a, b, c); }
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_abs(vf a) { return fabsf(a); }
@@ -79,6 +80,7 @@ static inline mf vf_gt(vf a, vf b) { return isgreater(a, b); }
 static inline mf vf_gt_or_nan(vf a, vf b) { return !islessequal(a, b); }
 static inline mf vf_isnan(vf a) { return isunordered(a, a); }
 static inline mf mf_or(mf a, mf b) { return a | b; }
+static inline int mf_any(mf m) { return m; }
 static inline mf mf_and(mf a, mf b) { return a & b; }
 /* 2^k for integer-valued k in [-126, 127] */
 static inline vf vf_pow2(vf k) {
