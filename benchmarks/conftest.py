@@ -4,7 +4,7 @@ import functools
 import pytest
 
 import fastact as fa
-from fastact import _bench   # before any peer import: it sets OMP_WAIT_POLICY for torch
+from fastact import _bench, _peers   # _peers before any peer: it sets OMP_WAIT_POLICY for torch
 
 
 def pytest_addoption(parser):
@@ -23,7 +23,7 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    absent = [i for i in _bench.IMPLS if not _bench.available(i)]
+    absent = [i for i in _peers.IMPLS if not _peers.available(i)]
     return [f"fastact {fa.__version__}: ISA {fa.isa()}, threads {fa.get_num_threads()}, "
             f"peers not installed (not timed): {', '.join(absent) or 'none'}"]
 
@@ -35,7 +35,7 @@ def pytest_benchmark_update_machine_info(config, machine_info):
 
 @functools.lru_cache(maxsize=1)   # the cases come ordered by (size, dtype): one set alive at a time
 def _inputs(size, dtype):
-    return _bench.make_inputs(size, dtype)
+    return _peers.make_inputs(size, dtype)
 
 
 @pytest.fixture

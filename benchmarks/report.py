@@ -15,7 +15,7 @@ import math
 import statistics
 from collections import defaultdict
 
-ORDER = ["fastact", "numpy", "torch", "numexpr", "onnxruntime", "memory"]
+ORDER = ["fastact", "numpy", "torch", "numexpr", "onnxruntime", "jax", "memory"]
 NOT_PEERS = {"fastact", "memory"}
 FIELDS = ("function", "direction", "dtype", "size", "threads", "impl")
 
@@ -67,7 +67,8 @@ def header(data, records):
         "- Gelem/s: 10^9 elements per second from the median time. `vs X`: fastact's speedup "
         "over X (X's time / fastact's; > 1 is faster). `÷ memory`: fastact's throughput over "
         "the memory reference's (np.copyto forward, np.multiply backward: same bytes, no "
-        "arithmetic; 1 would be memory-bound). numpy and memory run on 1 thread at any setting.",
+        "arithmetic; 1 would be memory-bound). numpy and memory run on 1 thread at any setting; "
+        "jax only at the thread count its CPU pool started with (PJRT_NPROC; 1 by default).",
     ])
 
 

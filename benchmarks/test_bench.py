@@ -13,7 +13,7 @@ from typing import NamedTuple
 import pytest
 
 import fastact as fa
-from fastact import _bench
+from fastact import _bench, _peers
 from fastact._registry import ACTIVATIONS
 
 SIZES = [10**k for k in range(2, 8)]
@@ -51,11 +51,11 @@ class Case(NamedTuple):
 
 def cases(huge):
     """Ordered by size and dtype first, so one set of input arrays serves a run of cases."""
-    impls = [i for i in _bench.IMPLS if _bench.available(i)]   # absent peers: listed in the header
+    impls = [i for i in _peers.IMPLS if _peers.available(i)]   # absent peers: listed in the header
     for size in SIZES + [HUGE] * huge:
         for dtype in DTYPES:
             for name in ACTIVATIONS:
-                for direction in _bench.DIRECTIONS:
+                for direction in _peers.DIRECTIONS:
                     for threads in THREADS:
                         for impl in impls:
                             case = Case(name, direction, dtype, size, impl, threads)
@@ -78,13 +78,13 @@ def plan(fn, budget):
 def test_activation(benchmark, case, bench_inputs, bench_time):
     g, x, y = bench_inputs(case.size, case.dtype)
     try:
-        fn = _bench.build(case.impl, case.function, case.direction, g, x, y, case.threads)
-    except _bench.Unsupported as exc:
+        fn = _peers.build(case.impl, case.function, case.direction, g, x, y, case.threads)
+    except _peers.Unsupported as exc:
         pytest.skip(str(exc))
     benchmark.group = case.group
     benchmark.extra_info.update(
-        case._asdict(), isa=fa.isa(), elements=case.size, version=_bench.version(case.impl),
+        case._asdict(), isa=fa.isa(), elements=case.size, version=_peers.version(case.impl),
         bytes=_bench.bytes_moved(case.size, case.dtype, case.direction))
-    with _bench.using_threads(case.threads):
+    with _peers.using_threads(case.threads):
         iterations, rounds = plan(fn, bench_time)
         benchmark.pedantic(fn, iterations=iterations, rounds=rounds, warmup_rounds=1)

@@ -1,5 +1,6 @@
 """python -m fastact: what this build runs on, and the seed article's table;
-``bench`` times fastact against the installed peers (see fastact._bench).
+``bench`` times fastact against the installed peers (fastact._bench times
+the calls that fastact._peers builds).
 
 Usage: python -m fastact [info]
        python -m fastact bench [--help]

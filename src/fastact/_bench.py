@@ -1,62 +1,28 @@
-"""fastact against its peers: ``python -m fastact bench``, and the layer under benchmarks/.
+"""Timing and the CLI: ``python -m fastact bench``, and the timing layer under benchmarks/.
 
-Every implementation that is timed (fastact, NumPy formulas, PyTorch, the
-optional numexpr and onnxruntime, the memory references) is built here, so
-the CLI and the pytest-benchmark suite time exactly the same calls. Peers are
-imported only when a benchmark asks for them, and importing fastact never
+The implementations timed are built in fastact._peers, so this CLI and the
+pytest-benchmark suite time exactly the same calls. Importing fastact never
 imports this module.
 """
 import argparse
-import importlib
 import importlib.util
 import json
 import math
 import os
 import platform
-import re
 import statistics
 import sys
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 import fastact as fa
+from fastact._peers import (DIRECTIONS, IMPLS, Unsupported, available, build, jax_pool_threads,
+                            make_inputs, using_threads, version)
 from fastact._registry import ACTIVATIONS
 
-DIRECTIONS = ("forward", "backward")
-SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-INV_SQRT_2 = math.sqrt(0.5)
-INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-TANH_CUBIC = 0.044715
 
-# PyTorch's OpenMP threads spin after each parallel region by default. On a
-# machine with other work, a spinning thread takes the core the next timed
-# call needs (measured here: a 1e3-element torch GELU went from 11 µs to 4-8 ms
-# with 2 threads, and slowed the calls timed after it). Passive waiting is
-# what fastact's pool and onnxruntime's (allow_spinning=0 below) do. It has
-# to be set before torch is imported; an explicit setting is left alone.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-class Unsupported(Exception):
-    """This implementation has no such function, direction or dtype."""
-
-
-# ---- inputs and facts --------------------------------------------------------
-
-def make_inputs(size, dtype, seed=0):
-    """(grad_output, x, out): x ~ N(0, 3²) reaches every kernel's tail paths
-    without overflowing any peer's formula; out is shared by every implementation."""
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    x = rng.standard_normal(size, dtype=dtype)
-    x *= 3
-    g = rng.standard_normal(size, dtype=dtype)
-    return g, x, np.empty_like(x)
-
+# ---- facts -------------------------------------------------------------------
 
 def bytes_moved(size, dtype, direction):
     """Bytes one call must read and write: x -> y, or (g, x) -> y."""
@@ -96,232 +62,6 @@ def machine_facts():
             "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
             "load_average": load,
             "versions": {name: version(name) for name in IMPLS if available(name)}}
-
-
-# ---- implementations ---------------------------------------------------------
-# A builder takes (function, direction, g, x, y, threads) and returns a
-# zero-argument callable that computes into the preallocated y; setup
-# (imports, tensor views, sessions) happens there, outside the timed call.
-
-def _fastact(name, direction, g, x, y, threads):
-    act = ACTIVATIONS[name]   # the public API, wrapper included: what users call
-    if direction == "forward":
-        return lambda: act.forward(x, out=y)
-    return lambda: act.backward(g, x, out=y)
-
-
-def _memory(name, direction, g, x, y, threads):
-    """The floor: the same bytes moved with (next to) no arithmetic. Single-threaded."""
-    if direction == "forward":
-        return lambda: np.copyto(y, x)
-    return lambda: np.multiply(g, x, out=y)
-
-
-def _numpy(name, direction, g, x, y, threads):
-    """The formulas a NumPy user writes, in the array's dtype (Python-float
-    constants do not upcast arrays). Single-threaded, with temporaries."""
-    fn = {("relu", "forward"): lambda: np.maximum(x, 0, out=y),
-          ("relu", "backward"): lambda: np.multiply(g, x > 0, out=y),
-          ("gelu_tanh", "forward"): lambda: _np_gelu_tanh(x, y),
-          ("gelu_tanh", "backward"): lambda: _np_gelu_tanh(x, y, g),
-          # exp beats scipy's expit here (2.8 vs 6.1 ms per 1e6 float32)
-          ("silu", "forward"): lambda: _np_silu(x, y),
-          ("silu", "backward"): lambda: _np_silu(x, y, g)}.get((name, direction))
-    if fn is not None:
-        return fn
-    if importlib.util.find_spec("scipy") is None:
-        raise Unsupported("exact GELU in NumPy needs scipy.special.ndtr")
-    from scipy.special import ndtr
-    if direction == "forward":
-        return lambda: np.multiply(x, ndtr(x), out=y)
-    return lambda: np.multiply(g, ndtr(x) + x * (np.exp(-0.5 * x * x) * INV_SQRT_2PI), out=y)
-
-
-def _np_gelu_tanh(x, y, g=None):
-    t = np.tanh(SQRT_2_OVER_PI * (x + TANH_CUBIC * x * x * x))
-    if g is None:
-        return np.multiply(0.5 * x, 1 + t, out=y)
-    slope = 0.5 * x * (1 - t * t) * (SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * x * x))
-    return np.multiply(g, 0.5 * (1 + t) + slope, out=y)
-
-
-def _np_silu(x, y, g=None):
-    with np.errstate(over="ignore"):   # exp(-x) = inf for x << 0 gives the right limit
-        s = 1 / (1 + np.exp(-x))
-    if g is None:
-        return np.multiply(x, s, out=y)
-    return np.multiply(g, s * (1 + x * (1 - s)), out=y)
-
-
-def _torch(name, direction, g, x, y, threads):
-    """Preallocated out= everywhere; backward through the aten ops autograd runs.
-    Calling aten ops from Python adds dispatcher overhead autograd (C++) does not
-    pay: it shows at small sizes."""
-    import torch
-    aten = torch.ops.aten
-    tg, tx, ty = (torch.from_numpy(a) for a in (g, x, y))     # views, no copies
-    approximate = "tanh" if name == "gelu_tanh" else "none"
-    if direction == "forward":
-        if name == "relu":   # F.relu is clamp_min(x, 0) in ATen, which takes out=
-            return lambda: torch.clamp_min(tx, 0, out=ty)
-        if name == "silu":
-            return lambda: torch._C._nn.silu(tx, out=ty)    # F.silu minus its wrapper
-        return lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty)
-    if name == "relu":
-        return lambda: aten.threshold_backward.grad_input(tg, tx, 0, grad_input=ty)
-    if name == "silu":
-        return lambda: aten.silu_backward.grad_input(tg, tx, grad_input=ty)
-    return lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate, grad_input=ty)
-
-
-# numexpr types float literals as double: constants go in as dtype scalars.
-_NUMEXPR = {
-    ("relu", "forward"): "where(x > 0, x, 0)",
-    ("relu", "backward"): "where(x > 0, g, 0)",
-    ("gelu_tanh", "forward"): "x * (1 + tanh(c * (x + a * x * x * x))) / 2",
-    ("gelu_tanh", "backward"): "g * ((1 + tanh(c * (x + a * x * x * x))) / 2"
-                               " + x / 2 * (1 - tanh(c * (x + a * x * x * x)) ** 2)"
-                               " * c * (1 + 3 * a * x * x))",
-    ("silu", "forward"): "x / (1 + exp(-x))",
-    ("silu", "backward"): "g / (1 + exp(-x)) * (1 + x * (1 - 1 / (1 + exp(-x))))",
-}
-
-
-def _numexpr(name, direction, g, x, y, threads):
-    import numexpr as ne
-    expr = _NUMEXPR.get((name, direction))
-    if expr is None:
-        raise Unsupported("numexpr has no erf")
-    names = {"x": x, "g": g, "c": x.dtype.type(SQRT_2_OVER_PI), "a": x.dtype.type(TANH_CUBIC)}
-    # casting="no": fail rather than time a float64 evaluation of float32 data
-    return lambda: ne.evaluate(expr, local_dict=names, out=y, casting="no")
-
-
-def _onnx_model(name, direction, dtype):
-    from onnx import helper, numpy_helper
-    nodes, consts = [], []
-
-    def op(kind, *inputs, **attrs):
-        nodes.append(helper.make_node(kind, list(inputs), [f"t{len(nodes)}"], **attrs))
-        return nodes[-1].output[0]
-
-    def c(value):
-        consts.append(numpy_helper.from_array(np.array(value, dtype), f"c{len(consts)}"))
-        return consts[-1].name
-
-    x, g = "x", "g"
-    if direction == "forward":
-        if name == "relu":
-            op("Relu", x)
-        elif name == "silu":
-            op("Mul", x, op("Sigmoid", x))
-        else:
-            op("Gelu", x, approximate="tanh" if name == "gelu_tanh" else "none")
-    elif name == "relu":
-        op("Where", op("Greater", x, c(0)), g, c(0))
-    elif name == "silu":
-        s = op("Sigmoid", x)
-        op("Mul", g, op("Mul", s, op("Add", c(1), op("Mul", x, op("Sub", c(1), s)))))
-    elif name == "gelu":
-        cdf = op("Mul", c(0.5), op("Add", c(1), op("Erf", op("Mul", x, c(INV_SQRT_2)))))
-        pdf = op("Mul", c(INV_SQRT_2PI), op("Exp", op("Mul", c(-0.5), op("Mul", x, x))))
-        op("Mul", g, op("Add", cdf, op("Mul", x, pdf)))
-    else:
-        x2 = op("Mul", x, x)
-        u = op("Mul", x, op("Add", c(1), op("Mul", c(TANH_CUBIC), x2)))
-        t = op("Tanh", op("Mul", c(SQRT_2_OVER_PI), u))
-        gate = op("Mul", c(0.5), op("Add", c(1), t))
-        inner = op("Mul", c(SQRT_2_OVER_PI), op("Add", c(1), op("Mul", c(3 * TANH_CUBIC), x2)))
-        slope = op("Mul", op("Mul", op("Mul", c(0.5), x), op("Sub", c(1), op("Mul", t, t))), inner)
-        op("Mul", g, op("Add", gate, slope))
-    nodes[-1].output[0] = "y"
-    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    inputs = [x] if direction == "forward" else [g, x]
-    graph = helper.make_graph(nodes, f"{name}_{direction}",
-                              [helper.make_tensor_value_info(i, elem, ["n"]) for i in inputs],
-                              [helper.make_tensor_value_info("y", elem, ["n"])], consts)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    model.ir_version = 9    # what onnxruntime >= 1.16 reads, whatever onnx writes by default
-    return model, inputs
-
-
-def _onnxruntime(name, direction, g, x, y, threads):
-    import onnxruntime as ort
-    model, inputs = _onnx_model(name, direction, x.dtype)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    # idle pool threads would otherwise spin and steal the next timed call's cores
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    try:
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
-    except Exception as exc:     # onnxruntime raises its own NotImplemented type
-        if "NOT_IMPLEMENTED" in str(exc):    # e.g. "... implementation for Erf(13) node ..."
-            op = re.search(r"implementation for (\w+)", str(exc))
-            raise Unsupported(f"onnxruntime has no {x.dtype} {op[1] if op else ''} kernel") from None
-        raise
-    binding = session.io_binding()
-    for input_name, array in zip(inputs, [x] if direction == "forward" else [g, x]):
-        binding.bind_cpu_input(input_name, array)
-    binding.bind_output("y", "cpu", 0, y.dtype, y.shape, y.ctypes.data)
-    return lambda: session.run_with_iobinding(binding)
-
-
-@dataclass(frozen=True)
-class Impl:
-    build: Callable
-    kind: str                 # "fastact", "peer" or "memory"
-    modules: tuple = ()       # what must be importable
-
-
-IMPLS = {
-    "fastact": Impl(_fastact, "fastact"),
-    "numpy": Impl(_numpy, "peer"),
-    "torch": Impl(_torch, "peer", ("torch",)),
-    "numexpr": Impl(_numexpr, "peer", ("numexpr",)),
-    "onnxruntime": Impl(_onnxruntime, "peer", ("onnxruntime", "onnx")),
-    "memory": Impl(_memory, "memory"),
-}
-# jax is left out: its CPU thread pool is fixed when it starts, so it cannot
-# follow the thread-count axis.
-
-
-def available(impl):
-    return all(importlib.util.find_spec(m) is not None for m in IMPLS[impl].modules)
-
-
-def version(impl):
-    """What was timed, e.g. "numpy 2.4.6 scipy 1.17.1" (scipy gives numpy its exact GELU)."""
-    modules = {"fastact": ["fastact"], "memory": ["numpy"],
-               "numpy": ["numpy"] + ["scipy"] * bool(importlib.util.find_spec("scipy"))}
-    return " ".join(f"{m} {importlib.import_module(m).__version__}"
-                    for m in modules.get(impl, IMPLS[impl].modules))
-
-
-def build(impl, name, direction, g, x, y, threads):
-    """The timed callable, or Unsupported; imports the peer (so using_threads sees it)."""
-    for module in IMPLS[impl].modules:
-        importlib.import_module(module)
-    return IMPLS[impl].build(name, direction, g, x, y, threads)
-
-
-@contextmanager
-def using_threads(n):
-    """n threads for fastact and every imported peer with a process-wide pool."""
-    restore = [(fa.set_num_threads, fa.set_num_threads(n))]
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        restore.append((torch.set_num_threads, torch.get_num_threads()))
-        torch.set_num_threads(n)
-    if "numexpr" in sys.modules:
-        ne = sys.modules["numexpr"]
-        restore.append((ne.set_num_threads, ne.set_num_threads(n)))
-    try:
-        yield n
-    finally:
-        for setter, previous in restore:
-            setter(previous)
 
 
 # ---- timing ------------------------------------------------------------------
@@ -392,7 +132,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="python -m fastact bench",
         description="Time fastact against every installed peer (numpy always; torch, numexpr, "
-                    "onnxruntime if importable) and the memory reference, interleaved. "
+                    "onnxruntime, jax if importable) and the memory reference, interleaved. "
                     "Markdown on stdout, progress on stderr.")
     parser.add_argument("--sizes", type=_csv(_size), default=[10**3, 10**5, 10**6],
                         help="elements per array (default 1e3,1e5,1e6)")
@@ -518,8 +258,10 @@ def main(argv):
     print(f"fastact {facts['fastact']}, ISA {facts['isa']}, on {facts['cpu']}, "
           f"{facts['usable_cpus']} usable CPUs (load average before the run "
           f"{facts['load_average']}); peers: {peers}")
+    jax_note = (f"; jax only at {jax_pool_threads()} (its CPU pool is sized at start-up: "
+                "PJRT_NPROC)" if "jax" in facts["versions"] else "")
     print(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
-          f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread.\n")
+          f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}.\n")
     print(markdown_table(records))
     print(f"bench took {elapsed:.1f} s", file=sys.stderr)
     if args.json:
