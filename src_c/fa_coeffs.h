@@ -145,44 +145,25 @@ static const float FA_EXPF[6] = {
     0x1.a124e40000000p-13f,
 };
 
-/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 5; max relative error of the rounded fit 3.64e-9 (2^-28.03). Lowest degree first. */
-#define FA_PHI_SMALLF_DEGREE 5
-#define FA_PHI_SMALLF_C0_LO -0x1.8ec55e0000000p-27f
-static const float FA_PHI_SMALLF[6] = {
-    0x1.9884540000000p-2f,
-    -0x1.1058320000000p-4f,
-    0x1.46ce580000000p-7f,
-    -0x1.36fe320000000p-10f,
-    0x1.dc102a0000000p-14f,
-    -0x1.010b860000000p-17f,
-};
-
-/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 15], degree 10; max relative error of the rounded fit 1.64e-9 (2^-29.18). Lowest degree first. */
-#define FA_PHI_TAILF_DEGREE 10
-#define FA_PHI_TAILF_C0_LO -0x1.cd2efa0000000p-28f
-static const float FA_PHI_TAILF[11] = {
-    0x1.82b4bc0000000p-2f,
-    0x1.2dda040000000p-4f,
-    -0x1.c41d6c0000000p-4f,
-    0x1.9adc480000000p-4f,
-    -0x1.024dfc0000000p-4f,
-    0x1.b102b00000000p-6f,
-    -0x1.6911b40000000p-8f,
-    -0x1.e715a40000000p-11f,
-    0x1.cc5d020000000p-11f,
-    -0x1.240f3e0000000p-15f,
-    -0x1.ae53c40000000p-14f,
-};
-
-/* H'(t) for t of a in [1.0, 15], degree 4; max relative error of the rounded fit 0.0136 (2^-6.199). Lowest degree first. */
-#define FA_PHI_TAIL_SLOPEF_DEGREE 4
-#define FA_PHI_TAIL_SLOPEF_C0_LO 0x0.0p+0f
-static const float FA_PHI_TAIL_SLOPEF[5] = {
-    0x1.2de6680000000p-4f,
-    -0x1.c1d0c00000000p-3f,
-    0x1.33fe380000000p-2f,
-    -0x1.0fe0320000000p-2f,
-    0x1.0bdbea0000000p-3f,
+/* G(a) = exp(a^2/2) Phi(-a) on [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 15)] (then repeated to fill 8),
+ * degree 10 in v = a - mid; interval index = max(exponent bits - 125, 0).
+ * Max relative error of the rounded fits 2.76e-9 (2^-28.44). */
+#define FA_GELU_G_DEGREE 10
+#define FA_GELU_G_FIRST_EXPONENT 125
+static const float FA_GELU_G_MID[8] = {0x1.0000000000000p-2f, 0x1.8000000000000p-1f, 0x1.8000000000000p+0f, 0x1.8000000000000p+1f, 0x1.8000000000000p+2f, 0x1.7000000000000p+3f, 0x1.7000000000000p+3f, 0x1.7000000000000p+3f};
+static const float FA_GELU_G_C0_LO[8] = {0x1.69e57a0000000p-30f, -0x1.086b3c0000000p-27f, -0x1.a5da3a0000000p-29f, 0x1.1a01220000000p-31f, 0x1.9181bc0000000p-29f, 0x1.c65ad20000000p-31f, 0x1.c65ad20000000p-31f, 0x1.c65ad20000000p-31f};
+static const float FA_GELU_G[11][8] = {
+    {0x1.a7f8080000000p-2f, 0x1.3370240000000p-2f, 0x1.a570560000000p-3f, 0x1.f1b89c0000000p-4f, 0x1.0956080000000p-4f, 0x1.1a15740000000p-5f, 0x1.1a15740000000p-5f, 0x1.1a15740000000p-5f},
+    {-0x1.2e86520000000p-2f, -0x1.63e0720000000p-3f, -0x1.71c04c0000000p-4f, -0x1.19cef20000000p-5f, -0x1.5068c40000000p-7f, -0x1.82bdf00000000p-9f, -0x1.82bdf00000000p-9f, -0x1.82bdf00000000p-9f},
+    {0x1.5c56760000000p-3f, 0x1.5bf7f40000000p-4f, 0x1.2040380000000p-5f, 0x1.2c08cc0000000p-7f, 0x1.a0eee40000000p-10f, 0x1.073c620000000p-12f, 0x1.073c620000000p-12f, 0x1.073c620000000p-12f},
+    {-0x1.594d760000000p-4f, -0x1.2c82d20000000p-5f, -0x1.9980940000000p-7f, -0x1.2ed69c0000000p-9f, -0x1.f9cae60000000p-13f, -0x1.63d9520000000p-16f, -0x1.63d9520000000p-16f, -0x1.63d9520000000p-16f},
+    {0x1.3127360000000p-5f, 0x1.d683280000000p-7f, 0x1.0d61220000000p-8f, 0x1.239c540000000p-11f, 0x1.2caae60000000p-15f, 0x1.ddc8740000000p-20f, 0x1.ddc8740000000p-20f, 0x1.ddc8740000000p-20f},
+    {-0x1.ee4cd20000000p-7f, -0x1.565d6a0000000p-8f, -0x1.4bdddc0000000p-10f, -0x1.0d562e0000000p-13f, -0x1.5ef2720000000p-18f, -0x1.3ee69e0000000p-23f, -0x1.3ee69e0000000p-23f, -0x1.3ee69e0000000p-23f},
+    {0x1.75ef600000000p-8f, 0x1.d74fd40000000p-10f, 0x1.81b80a0000000p-12f, 0x1.dee8920000000p-16f, 0x1.91dc320000000p-21f, 0x1.a667180000000p-27f, 0x1.a667180000000p-27f, 0x1.a667180000000p-27f},
+    {-0x1.36ab180000000p-12f, 0x1.e0bd5e0000000p-13f, -0x1.b1d6300000000p-14f, -0x1.94e3cc0000000p-18f, -0x1.bb7db40000000p-24f, -0x1.0f6f060000000p-30f, -0x1.0f6f060000000p-30f, -0x1.0f6f060000000p-30f},
+    {-0x1.b799d80000000p-10f, -0x1.ae4c9a0000000p-11f, 0x1.f425f20000000p-16f, 0x1.4b5c600000000p-20f, 0x1.ecab080000000p-27f, 0x1.64934e0000000p-34f, 0x1.64934e0000000p-34f, 0x1.64934e0000000p-34f},
+    {-0x1.6870420000000p-7f, -0x1.5343f20000000p-8f, -0x1.315abe0000000p-18f, -0x1.498e200000000p-22f, -0x1.4f770a0000000p-29f, -0x1.29bec20000000p-37f, -0x1.29bec20000000p-37f, -0x1.29bec20000000p-37f},
+    {0x1.f29f800000000p-7f, 0x1.a61e480000000p-8f, -0x1.7b75020000000p-19f, 0x1.2447480000000p-24f, 0x1.627d800000000p-32f, 0x1.7a4fe60000000p-41f, 0x1.7a4fe60000000p-41f, 0x1.7a4fe60000000p-41f},
 };
 
 #endif

@@ -192,6 +192,16 @@ static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde_
 #define _mm512_fmadd_ps fa_emu_fmadd_ps_
 #undef _mm512_fnmadd_ps
 #define _mm512_fnmadd_ps fa_emu_fnmadd_ps_
+#undef _mm512_srli_epi32
+#define _mm512_srli_epi32 simde_mm512_srli_epi32
+#undef _mm512_sub_epi32
+#define _mm512_sub_epi32 simde_mm512_sub_epi32
+#undef _mm512_max_epi32
+#define _mm512_max_epi32 simde_mm512_max_epi32
+#undef _mm512_setzero_si512
+#define _mm512_setzero_si512 simde_mm512_setzero_si512
+#undef _mm512_permutexvar_ps
+#define _mm512_permutexvar_ps simde_mm512_permutexvar_ps
 
 #include "simd_avx512.h"
 #include "kernels.inc"

@@ -14,6 +14,7 @@ typedef __m256d vd;
 typedef __m256d md;
 typedef __m256 vf;
 typedef __m256 mf;
+typedef __m256i vi;
 
 static inline __m256i fa_lanes_below_d_(ptrdiff_t n) {
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
@@ -90,6 +91,11 @@ static inline vf vf_pow2(vf k) {
     __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
+static inline vi vf_binade_index(vf a, int first) {
+    __m256i e = _mm256_srli_epi32(_mm256_castps_si256(a), 23);
+    return _mm256_max_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(first)), _mm256_setzero_si256());
+}
+static inline vf vf_lookup8(const float *table, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), i); }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
 
 #endif

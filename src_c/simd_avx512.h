@@ -15,6 +15,7 @@ typedef __m512d vd;
 typedef __mmask8 md;
 typedef __m512 vf;
 typedef __mmask16 mf;
+typedef __m512i vi;
 
 static inline vd vd_set(double c) { return _mm512_set1_pd(c); }
 static inline vd vd_load(const double *p) { return _mm512_loadu_pd(p); }
@@ -89,6 +90,14 @@ static inline mf mf_and(mf a, mf b) { return (mf)(a & b); }
 static inline vf vf_pow2(vf k) {
     __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+}
+static inline vi vf_binade_index(vf a, int first) {
+    __m512i e = _mm512_srli_epi32(_mm512_castps_si512(a), 23);
+    return _mm512_max_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(first)), _mm512_setzero_si512());
+}
+/* indices stay below 8: the upper half of the table register is zero */
+static inline vf vf_lookup8(const float *table, vi i) {
+    return _mm512_permutexvar_ps(i, _mm512_maskz_loadu_ps((__mmask16)0xff, table));
 }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
 

@@ -18,6 +18,7 @@ typedef double vd;
 typedef int md;
 typedef float vf;
 typedef int mf;
+typedef int32_t vi; /* int32 lanes: table indices */
 
 static inline vd vd_set(double c) { return c; }
 static inline vd vd_load(const double *p) { return *p; }
@@ -89,6 +90,15 @@ static inline vf vf_pow2(vf k) {
     memcpy(&r, &bits, sizeof r);
     return r;
 }
+/* max(biased exponent of a - first, 0), for a >= 0 */
+static inline vi vf_binade_index(vf a, int first) {
+    uint32_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int32_t i = (int32_t)(bits >> 23) - first;
+    return i > 0 ? i : 0;
+}
+/* table[i] per lane, i in [0, 8) */
+static inline vf vf_lookup8(const float *table, vi i) { return table[i]; }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
 
 #endif

@@ -65,6 +65,60 @@ def fit_float(f, lo, hi, degree):
     return coeffs, to_float32(c0 - mp.mpf(coeffs[0]))
 
 
+def fit_float_sequential(f, lo, hi, degree):
+    """Coefficients rounded to float one at a time, lowest first, refitting the
+    higher ones each time (weighted least squares at Chebyshev nodes) so they
+    absorb the earlier roundings; c0 is kept as float hi + lo."""
+    lo, hi = mp.mpf(lo), mp.mpf(hi)
+    nodes = cheb_nodes(lo, hi, 3 * (degree + 1))
+    fixed, c0_lo = [], 0.0
+    for j in range(degree + 1):
+        a = mp.matrix([[v**i / f(v) for i in range(j, degree + 1)] for v in nodes])
+        b = mp.matrix([(f(v) - sum(c * v**i for i, c in enumerate(fixed))) / f(v) for v in nodes])
+        cj = mp.qr_solve(a, b)[0][0]
+        if j == 0:
+            c0_lo = to_float32(cj - mp.mpf(to_float32(cj)))
+            fixed.append(mp.mpf(to_float32(cj)) + mp.mpf(c0_lo))
+        else:
+            fixed.append(mp.mpf(to_float32(cj)))
+    return [to_float32(fixed[0])] + [float(c) for c in fixed[1:]], c0_lo
+
+
+def gelu_g(a):
+    """G(a) = exp(a^2/2) Phi(-a), so that Phi(-a) = exp(-a^2/2) G(a)."""
+    return mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
+
+
+# float32 GELU: G on binades of a (index = biased exponent - GELU_G_FIRST_EXPONENT,
+# at least 0), one polynomial in v = a - mid each, picked by an in-register
+# permute: no division, and the same code for every a.
+GELU_G_INTERVALS = [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, GELU_A_MAX_F)]
+GELU_G_FIRST_EXPONENT = 125  # float exponent bits of [0.25, 0.5): index 0 holds [0, 0.5)
+GELU_G_DEGREE = 10
+
+
+def gelu_g_tables():
+    """(mids, c0_lo, coefficient rows, worst relative error of the rounded fits),
+    padded to 8 intervals by repeating the last."""
+    mids, c0_los, rows, worst = [], [], [], mp.mpf(0)
+    for lo, hi in GELU_G_INTERVALS:
+        mid, half = mp.mpf(lo + hi) / 2, mp.mpf(hi - lo) / 2
+        g = lambda v, mid=mid: gelu_g(v + mid)  # noqa: E731
+        c, c0_lo = fit_float_sequential(g, -half, half, GELU_G_DEGREE)
+        worst = max(worst, max_rel_error(g, c, -half, half, points=400, c0_lo=c0_lo))
+        # the compensated last steps rely on |c0| >= |v R1(v)| and |c1| >= |v R2(v)|
+        for i in range(201):
+            v = -half + 2 * half * i / 200
+            r1 = horner_exact(c[1:], v)
+            assert abs(v * r1) <= abs(c[0]) and abs(v * horner_exact(c[2:], v)) <= abs(c[1]), (lo, hi)
+        mids.append(to_float32(mid))
+        c0_los.append(c0_lo)
+        rows.append(c)
+    while len(mids) < 8:
+        mids.append(mids[-1]), c0_los.append(c0_los[-1]), rows.append(rows[-1])
+    return mids, c0_los, rows, worst
+
+
 def horner_exact(coeffs, v, c0_lo=0.0):
     p = mp.mpf(0)
     for c in reversed(coeffs):
@@ -131,21 +185,6 @@ def polynomials():
     c, _ = fit_float(exp_tail, -r_max, r_max, 5)
     err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
     out.append(("FA_EXPF", c, 0.0, "exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5", err, "float"))
-    c, c0_lo = fit_float(phi_small, 0, v_max, 5)
-    err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
-    out.append(("FA_PHI_SMALLF", c, c0_lo,
-                f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree 5", err, "float"))
-    t_max = mp.mpf(GELU_A_MAX_F - PHI_K) / (GELU_A_MAX_F + PHI_K)
-    c, c0_lo = fit_float(phi_tail, t_min, t_max, 10)
-    err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
-    out.append(("FA_PHI_TAILF", c, c0_lo,
-                f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
-                f"a in [{PHI_SMALL_A}, {GELU_A_MAX_F}], degree 10", err, "float"))
-    # H'(t), only to correct H for the low part of t: a tenth of a percent is plenty
-    c, _ = fit_float(lambda t: mp.diff(phi_tail, t), t_min, t_max, 4)
-    err = max_rel_error(lambda t: mp.diff(phi_tail, t), c, t_min, t_max, points=300)
-    out.append(("FA_PHI_TAIL_SLOPEF", c, 0.0, f"H'(t) for t of a in [{PHI_SMALL_A}, {GELU_A_MAX_F}], degree 4",
-                err, "float"))
     return out
 
 
@@ -204,6 +243,21 @@ def render():
         lines += [f"    {c.hex()}{suffix}," for c in coeffs]
         lines.append("};")
         lines.append("")
+    mids, c0_los, rows, worst = gelu_g_tables()
+    lines.append(f"/* G(a) = exp(a^2/2) Phi(-a) on {GELU_G_INTERVALS} (then repeated to fill 8),")
+    lines.append(f" * degree {GELU_G_DEGREE} in v = a - mid; interval index = max(exponent bits - "
+                 f"{GELU_G_FIRST_EXPONENT}, 0).")
+    lines.append(f" * Max relative error of the rounded fits {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define FA_GELU_G_DEGREE {GELU_G_DEGREE}")
+    lines.append(f"#define FA_GELU_G_FIRST_EXPONENT {GELU_G_FIRST_EXPONENT}")
+    row = lambda values: ", ".join(f"{v.hex()}f" for v in values)  # noqa: E731
+    lines.append(f"static const float FA_GELU_G_MID[8] = {{{row(mids)}}};")
+    lines.append(f"static const float FA_GELU_G_C0_LO[8] = {{{row(c0_los)}}};")
+    lines.append(f"static const float FA_GELU_G[{GELU_G_DEGREE + 1}][8] = {{")
+    for j in range(GELU_G_DEGREE + 1):
+        lines.append(f"    {{{row([r[j] for r in rows])}}},")
+    lines.append("};")
+    lines.append("")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 
