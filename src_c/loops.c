@@ -15,12 +15,13 @@ enum { FA_F16, FA_F32, FA_F64 };
 /* Elements per thread below which a second thread costs more than it saves,
  * for float32 (float16 too) and float64, measured with
  * tools/thread_threshold.py on a 2-core AMD EPYC with AVX2 (where 2 threads
- * first beat 1 by >= 1.1x). ReLU is memory-bound; the others compute. */
+ * first beat 1 by >= 1.1x; waking the second thread costs tens of
+ * microseconds on this VM). ReLU is memory-bound; the others compute. */
 static ptrdiff_t min_per_thread[FA_N_OPS][2] = {
-    [FA_RELU] = {1 << 19, 1 << 19},
-    [FA_GELU] = {1 << 15, 1 << 13},
-    [FA_GELU_TANH] = {1 << 15, 1 << 14},
-    [FA_SILU] = {1 << 15, 1 << 14},
+    [FA_RELU] = {1 << 20, 1 << 19},
+    [FA_GELU] = {1 << 15, 1 << 12},
+    [FA_GELU_TANH] = {1 << 16, 1 << 13},
+    [FA_SILU] = {1 << 16, 1 << 14},
 };
 
 /* For tools/thread_threshold.py, which measures the table above. */
