@@ -91,6 +91,12 @@ static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde_
                             b, c);
 }
 
+static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
+    return fa_emu_fmadd_pd_(simde_mm512_castsi512_pd(simde_mm512_xor_si512(
+                                simde_mm512_castpd_si512(a), simde_mm512_set1_epi64((long long)0x8000000000000000ULL))),
+                            b, c);
+}
+
 /* Some of these are macros in the compiler's own headers: replace them all. */
 #undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
@@ -202,6 +208,12 @@ static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde_
 #define _mm512_setzero_si512 simde_mm512_setzero_si512
 #undef _mm512_permutexvar_ps
 #define _mm512_permutexvar_ps simde_mm512_permutexvar_ps
+#undef _mm512_fnmadd_pd
+#define _mm512_fnmadd_pd fa_emu_fnmadd_pd_
+#undef _mm512_max_pd
+#define _mm512_max_pd simde_mm512_max_pd
+#undef _mm512_or_epi64
+#define _mm512_or_epi64 simde_mm512_or_epi64
 
 #include "simd_avx512.h"
 #include "kernels.inc"

@@ -33,6 +33,13 @@ static inline vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
 static inline vd vd_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
 static inline vd vd_div(vd a, vd b) { return _mm256_div_pd(a, b); }
 static inline vd vd_fma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline vd vd_fnma(vd a, vd b, vd c) { return _mm256_fnmadd_pd(a, b, c); }
+static inline vd vd_max(vd a, vd b) { return _mm256_max_pd(a, b); }
+static inline vd vd_copysign(vd mag, vd s) {
+    return _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), mag), _mm256_and_pd(_mm256_set1_pd(-0.0), s));
+}
+static inline md vd_gt_or_nan(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_NLE_UQ); }
+static inline int md_any(md m) { return _mm256_movemask_pd(m) != 0; }
 static inline vd vd_min(vd a, vd b) { return _mm256_min_pd(a, b); }
 static inline vd vd_abs(vd a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
 static inline md vd_lt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }

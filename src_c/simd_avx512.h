@@ -27,6 +27,15 @@ static inline vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
 static inline vd vd_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
 static inline vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
 static inline vd vd_fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
+static inline vd vd_fnma(vd a, vd b, vd c) { return _mm512_fnmadd_pd(a, b, c); }
+static inline vd vd_max(vd a, vd b) { return _mm512_max_pd(a, b); }
+static inline vd vd_copysign(vd mag, vd s) {
+    __m512i m = _mm512_and_epi64(_mm512_castpd_si512(mag), _mm512_set1_epi64(0x7fffffffffffffffLL));
+    __m512i sign = _mm512_and_epi64(_mm512_castpd_si512(s), _mm512_set1_epi64((long long)0x8000000000000000ULL));
+    return _mm512_castsi512_pd(_mm512_or_epi64(m, sign));
+}
+static inline md vd_gt_or_nan(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_NLE_UQ); }
+static inline int md_any(md m) { return m != 0; }
 static inline vd vd_min(vd a, vd b) { return _mm512_min_pd(a, b); }
 static inline vd vd_abs(vd a) {
     return _mm512_castsi512_pd(_mm512_and_epi64(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7fffffffffffffffLL)));

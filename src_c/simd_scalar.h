@@ -31,6 +31,11 @@ static inline vd vd_mul(vd a, vd b) { return a * b; }
 static inline vd vd_div(vd a, vd b) { return a / b; }
 static inline vd vd_fma(vd a, vd b, vd c) { return fma(a, b, c); }
 /* min(a, b) for non-NaN a; b when a is NaN is never relied upon */
+static inline vd vd_fnma(vd a, vd b, vd c) { return fma(-a, b, c); }
+static inline vd vd_max(vd a, vd b) { return a > b ? a : b; }
+static inline vd vd_copysign(vd mag, vd s) { return copysign(mag, s); }
+static inline md vd_gt_or_nan(vd a, vd b) { return !islessequal(a, b); }
+static inline int md_any(md m) { return m; }
 static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
 static inline vd vd_abs(vd a) { return fabs(a); }
 static inline md vd_lt(vd a, vd b) { return isless(a, b); }
