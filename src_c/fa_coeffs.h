@@ -11,7 +11,6 @@
 #define FA_TANH_C1_LO -0x1.cbc0d30ebfd15p-54 /* -9.96930880911092e-17 */
 #define FA_TANH_C3_HI 0x1.2444f2a4d8b4bp-4 /* 0.07135481627260025 */
 #define FA_TANH_C3_LO -0x1.6c843a29d1c70p-61 /* -6.175149918155315e-19 */
-#define FA_TANH_3C3 0x1.b6676bf7450f0p-3 /* 0.21406444881780073 */
 #define FA_INV_SQRT_2PI 0x1.9884533d43651p-2 /* 0.3989422804014327 */
 #define FA_LOG2E 0x1.71547652b82fep+0 /* 1.4426950408889634 */
 #define FA_TANH_C1F_HI 0x1.9884540000000p+0f /* 1.5957691669464111 */
@@ -41,18 +40,6 @@ static const double FA_EXP_F64[11] = {
     0x1.1f72fca335d17p-29,
 };
 
-/* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5; max relative error of the rounded fit 2.2e-10 (2^-32.08). Lowest degree first. */
-#define FA_EXP_F32_DEGREE 5
-#define FA_EXP_F32_C0_LO 0x0.0p+0
-static const double FA_EXP_F32[6] = {
-    0x1.0000000b8f6f3p-1,
-    0x1.5555555a7828bp-3,
-    0x1.5554e91100a35p-5,
-    0x1.1110e0f703999p-7,
-    0x1.6d43157140d27p-10,
-    0x1.a124e451b5351p-13,
-};
-
 /* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 10; max relative error of the rounded fit 1.61e-18 (2^-59.11). Lowest degree first. */
 #define FA_PHI_SMALL_F64_DEGREE 10
 #define FA_PHI_SMALL_F64_C0_LO -0x1.cd44427a75ef0p-56
@@ -68,19 +55,6 @@ static const double FA_PHI_SMALL_F64[11] = {
     0x1.380b151d37375p-29,
     -0x1.e69d43072e1f8p-34,
     0x1.1eb48cc19cdecp-38,
-};
-
-/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 6; max relative error of the rounded fit 1.15e-11 (2^-36.34). Lowest degree first. */
-#define FA_PHI_SMALL_F32_DEGREE 6
-#define FA_PHI_SMALL_F32_C0_LO 0x1.46358ee214817p-56
-static const double FA_PHI_SMALL_F32[7] = {
-    0x1.9884533d311d4p-2,
-    -0x1.105837622aee6p-4,
-    0x1.46d0348bdff96p-7,
-    -0x1.373d994e61787p-10,
-    0x1.e3b0b5366695fp-14,
-    -0x1.3732800e944a3p-17,
-    0x1.20710b9ee6470p-21,
 };
 
 /* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 40], degree 24; max relative error of the rounded fit 1.45e-17 (2^-55.93). Lowest degree first. */
@@ -112,25 +86,6 @@ static const double FA_PHI_TAIL_F64[25] = {
     -0x1.e224e5cbf0758p-29,
     -0x1.d82c370e2498cp-29,
     0x1.38dc9ed05c111p-30,
-};
-
-/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 40], degree 12; max relative error of the rounded fit 4.05e-11 (2^-34.52). Lowest degree first. */
-#define FA_PHI_TAIL_F32_DEGREE 12
-#define FA_PHI_TAIL_F32_C0_LO -0x1.b1ab1e258eb93p-58
-static const double FA_PHI_TAIL_F32[13] = {
-    0x1.82b4bb8c5d93fp-2,
-    0x1.2dda04059e182p-4,
-    -0x1.c41d6b37b647cp-4,
-    0x1.9adc54160bf01p-4,
-    -0x1.024e095353ffap-4,
-    0x1.b0ff79d3b80b3p-6,
-    -0x1.690e60f9c6f43p-8,
-    -0x1.e46690fa7afb8p-11,
-    0x1.ccb0c8c3b155bp-11,
-    -0x1.a183875f97f99p-15,
-    -0x1.c4ce582710956p-14,
-    0x1.0aa65da277fabp-16,
-    0x1.175de506399ccp-17,
 };
 
 /* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5; max relative error of the rounded fit 6.94e-10 (2^-30.43). Lowest degree first. */

@@ -10,10 +10,10 @@ double. The printed error is the worst relative error of the *rounded*
 coefficients over a dense grid, evaluated exactly; it excludes the rounding
 of the Horner evaluation itself, which the accuracy tests measure.
 
-Two tiers: "f64" polynomials serve the float64 kernels (target < 2^-56), and
-"F" polynomials (coefficients rounded to float) serve the float32 kernels,
-which compute in float lanes with the last Horner step compensated (target
-< 2^-26, a sixth of a float32 ULP).
+"F64" polynomials serve the float64 kernels (target < 2^-56); "F" ones
+(coefficients rounded to float) serve the float32 kernels, which compute in
+float lanes with the last Horner step compensated (target < 2^-26, a sixth of
+a float32 ULP).
 """
 import argparse
 import pathlib
@@ -161,20 +161,20 @@ def polynomials():
     The error is with the low part of c0 added, as the kernels that use it do."""
     out = []
     r_max = mp.log(2) / 2 + mp.mpf(2) ** -20  # |r| after reduction, plus the low part
-    for tier, degree in (("f64", 10), ("f32", 5)):
+    for tier, degree in (("f64", 10),):
         c, _ = fit(exp_tail, -r_max, r_max, degree)
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
         out.append((f"FA_EXP_{tier.upper()}", c, 0.0,
                     f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err, "double"))
     v_max = mp.mpf(PHI_SMALL_A) ** 2
-    for tier, degree in (("f64", 10), ("f32", 6)):
+    for tier, degree in (("f64", 10),):
         c, c0_lo = fit(phi_small, 0, v_max, degree)
         err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
         out.append((f"FA_PHI_SMALL_{tier.upper()}", c, c0_lo,
                     f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err, "double"))
     t_min = mp.mpf(PHI_SMALL_A - PHI_K) / (PHI_SMALL_A + PHI_K)
     t_max = mp.mpf(GELU_A_MAX - PHI_K) / (GELU_A_MAX + PHI_K)
-    for tier, degree in (("f64", 24), ("f32", 12)):
+    for tier, degree in (("f64", 24),):
         c, c0_lo = fit(phi_tail, t_min, t_max, degree)
         err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
         out.append((f"FA_PHI_TAIL_{tier.upper()}", c, c0_lo,
@@ -201,8 +201,7 @@ def constants():
     for name, value in (("FA_TANH_C1", c1), ("FA_TANH_C3", c3)):
         hi, lo = double_double(value)
         out += [(name + "_HI", hi), (name + "_LO", lo)]
-    out += [("FA_TANH_3C3", float(3 * c3)),
-            ("FA_INV_SQRT_2PI", float(1 / mp.sqrt(2 * mp.pi))),
+    out += [("FA_INV_SQRT_2PI", float(1 / mp.sqrt(2 * mp.pi))),
             ("FA_LOG2E", float(1 / mp.log(2)))]
     for name, value in (("FA_TANH_C1F", c1), ("FA_TANH_C3F", c3)):
         hi = to_float32(value)
