@@ -214,6 +214,14 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_max_pd simde_mm512_max_pd
 #undef _mm512_or_epi64
 #define _mm512_or_epi64 simde_mm512_or_epi64
+#undef _mm512_srli_epi64
+#define _mm512_srli_epi64 simde_mm512_srli_epi64
+#undef _mm512_sub_epi64
+#define _mm512_sub_epi64 simde_mm512_sub_epi64
+#undef _mm512_max_epi64
+#define _mm512_max_epi64 simde_mm512_max_epi64
+#undef _mm512_permutexvar_pd
+#define _mm512_permutexvar_pd simde_mm512_permutexvar_pd
 
 #include "simd_avx512.h"
 #include "kernels.inc"

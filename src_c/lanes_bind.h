@@ -44,11 +44,21 @@
 #define FA_L_TANH_C3_HI FA_TANH_C3F_HI
 #define FA_L_TANH_C3_LO FA_TANH_C3F_LO
 /* a beyond which f(-a) and f'(-a) underflow to -0 and f(a) = a; below
- * a_fast, 2^k stays normal (see fa_needs_care) */
+ * a_fast, 2^k stays normal (exp(-a), exp(-2u), exp(-a^2/2): fa_needs_care) */
 #define FA_L_SILU_A_MAX 110.0f
 #define FA_L_SILU_A_FAST 87.0f
 #define FA_L_GELU_TANH_A_MAX 11.0f
 #define FA_L_GELU_TANH_A_FAST 9.5f
+#define FA_L_GELU_A_MAX FA_GELU_A_MAX_F
+#define FA_L_GELU_A_FAST 13.0f
+#define VI vi
+#define v_binade_index vf_binade_index
+#define v_lookup8 vf_lookup8
+#define FA_L_GELU_G FA_GELU_GF
+#define FA_L_GELU_G_MID FA_GELU_GF_MID
+#define FA_L_GELU_G_C0_LO FA_GELU_GF_C0_LO
+#define FA_L_GELU_G_DEGREE FA_GELU_GF_DEGREE
+#define FA_L_GELU_G_FIRST_EXPONENT FA_GELU_GF_FIRST_EXPONENT
 #elif defined(FA_LANES_DOUBLE)
 #define V vd
 #define M md
@@ -95,6 +105,16 @@
 #define FA_L_SILU_A_FAST 708.0
 #define FA_L_GELU_TANH_A_MAX FA_GELU_TANH_A_MAX
 #define FA_L_GELU_TANH_A_FAST 21.0
+#define FA_L_GELU_A_MAX FA_GELU_A_MAX
+#define FA_L_GELU_A_FAST 37.0
+#define VI vdi
+#define v_binade_index vd_binade_index
+#define v_lookup8 vd_lookup8
+#define FA_L_GELU_G FA_GELU_GD
+#define FA_L_GELU_G_MID FA_GELU_GD_MID
+#define FA_L_GELU_G_C0_LO FA_GELU_GD_C0_LO
+#define FA_L_GELU_G_DEGREE FA_GELU_GD_DEGREE
+#define FA_L_GELU_G_FIRST_EXPONENT FA_GELU_GD_FIRST_EXPONENT
 #else
 #error "define FA_LANES_FLOAT or FA_LANES_DOUBLE"
 #endif

@@ -44,5 +44,15 @@
 #undef FA_L_SILU_A_FAST
 #undef FA_L_GELU_TANH_A_MAX
 #undef FA_L_GELU_TANH_A_FAST
+#undef FA_L_GELU_A_MAX
+#undef FA_L_GELU_A_FAST
+#undef VI
+#undef v_binade_index
+#undef v_lookup8
+#undef FA_L_GELU_G
+#undef FA_L_GELU_G_MID
+#undef FA_L_GELU_G_C0_LO
+#undef FA_L_GELU_G_DEGREE
+#undef FA_L_GELU_G_FIRST_EXPONENT
 #undef FA_LANES_FLOAT
 #undef FA_LANES_DOUBLE

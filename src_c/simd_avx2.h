@@ -15,6 +15,7 @@ typedef __m256d md;
 typedef __m256 vf;
 typedef __m256 mf;
 typedef __m256i vi;
+typedef __m256i vdi;
 
 static inline __m256i fa_lanes_below_d_(ptrdiff_t n) {
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
@@ -46,6 +47,21 @@ static inline md vd_lt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
 static inline md vd_gt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
 static inline md vd_isnan(vd a) { return _mm256_cmp_pd(a, a, _CMP_UNORD_Q); }
 static inline md md_or(md a, md b) { return _mm256_or_pd(a, b); }
+static inline vdi vd_binade_index(vd a, int first) {
+    __m256i e = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(a), 52), _mm256_set1_epi64x(first));
+    /* max(e, 0) per 64-bit lane: e is small, so each 32-bit half max'ed with 0 does it */
+    return _mm256_max_epi32(e, _mm256_setzero_si256());
+}
+/* 8 doubles are two registers: permute float pairs (2j, 2j+1) of j = i mod 4
+ * in both, then pick by i >= 4 */
+static inline vd vd_lookup8(const double *table, vdi i) {
+    __m256i j2 = _mm256_slli_epi64(_mm256_and_si256(i, _mm256_set1_epi64x(3)), 1);
+    __m256i pair = _mm256_or_si256(j2, _mm256_slli_epi64(_mm256_add_epi64(j2, _mm256_set1_epi64x(1)), 32));
+    __m256 low = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_loadu_pd(table)), pair);
+    __m256 high = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_loadu_pd(table + 4)), pair);
+    __m256d upper = _mm256_castsi256_pd(_mm256_cmpgt_epi64(i, _mm256_set1_epi64x(3)));
+    return _mm256_blendv_pd(_mm256_castps_pd(low), _mm256_castps_pd(high), upper);
+}
 static inline vd vd_select(md m, vd if_true, vd if_false) { return _mm256_blendv_pd(if_false, if_true, m); }
 static inline vd vd_pow2(vd k) {
     /* k + 1.5*2^52 holds k in its low mantissa bits; move k + 1023 into the exponent. */

@@ -16,6 +16,7 @@ typedef __mmask8 md;
 typedef __m512 vf;
 typedef __mmask16 mf;
 typedef __m512i vi;
+typedef __m512i vdi;
 
 static inline vd vd_set(double c) { return _mm512_set1_pd(c); }
 static inline vd vd_load(const double *p) { return _mm512_loadu_pd(p); }
@@ -44,6 +45,11 @@ static inline md vd_lt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
 static inline md vd_gt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }
 static inline md vd_isnan(vd a) { return _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q); }
 static inline md md_or(md a, md b) { return (md)(a | b); }
+static inline vdi vd_binade_index(vd a, int first) {
+    __m512i e = _mm512_srli_epi64(_mm512_castpd_si512(a), 52);
+    return _mm512_max_epi64(_mm512_sub_epi64(e, _mm512_set1_epi64(first)), _mm512_setzero_si512());
+}
+static inline vd vd_lookup8(const double *table, vdi i) { return _mm512_permutexvar_pd(i, _mm512_loadu_pd(table)); }
 static inline vd vd_select(md m, vd if_true, vd if_false) { return _mm512_mask_blend_pd(m, if_false, if_true); }
 static inline vd vd_pow2(vd k) {
     __m512i bits = _mm512_castpd_si512(_mm512_add_pd(k, _mm512_set1_pd(0x1.8p52)));

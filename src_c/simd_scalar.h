@@ -19,6 +19,7 @@ typedef int md;
 typedef float vf;
 typedef int mf;
 typedef int32_t vi; /* int32 lanes: table indices */
+typedef int64_t vdi; /* int64 lanes: table indices for vd */
 
 static inline vd vd_set(double c) { return c; }
 static inline vd vd_load(const double *p) { return *p; }
@@ -42,6 +43,13 @@ static inline md vd_lt(vd a, vd b) { return isless(a, b); }
 static inline md vd_gt(vd a, vd b) { return isgreater(a, b); }
 static inline md vd_isnan(vd a) { return isunordered(a, a); }
 static inline md md_or(md a, md b) { return a | b; }
+static inline vdi vd_binade_index(vd a, int first) {
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int64_t i = (int64_t)(bits >> 52) - first;
+    return i > 0 ? i : 0;
+}
+static inline vd vd_lookup8(const double *table, vdi i) { return table[i]; }
 static inline vd vd_select(md m, vd if_true, vd if_false) { return m ? if_true : if_false; }
 /* 2^k for integer-valued k in [-1022, 1023] */
 static inline vd vd_pow2(vd k) {

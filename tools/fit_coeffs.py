@@ -65,23 +65,25 @@ def fit_float(f, lo, hi, degree):
     return coeffs, to_float32(c0 - mp.mpf(coeffs[0]))
 
 
-def fit_float_sequential(f, lo, hi, degree):
-    """Coefficients rounded to float one at a time, lowest first, refitting the
-    higher ones each time (weighted least squares at Chebyshev nodes) so they
-    absorb the earlier roundings; c0 is kept as float hi + lo."""
+def fit_sequential(f, lo, hi, degree, rounded):
+    """Coefficients rounded (to float or double: `rounded`) one at a time,
+    lowest first, refitting the higher ones each time (weighted least squares
+    at Chebyshev nodes) so they absorb the earlier roundings; c0 is kept as
+    hi + lo."""
     lo, hi = mp.mpf(lo), mp.mpf(hi)
-    nodes = cheb_nodes(lo, hi, 3 * (degree + 1))
+    nodes = cheb_nodes(lo, hi, 2 * (degree + 1))
+    values = [f(v) for v in nodes]
     fixed, c0_lo = [], 0.0
     for j in range(degree + 1):
-        a = mp.matrix([[v**i / f(v) for i in range(j, degree + 1)] for v in nodes])
-        b = mp.matrix([(f(v) - sum(c * v**i for i, c in enumerate(fixed))) / f(v) for v in nodes])
+        a = mp.matrix([[v**i / fv for i in range(j, degree + 1)] for v, fv in zip(nodes, values)])
+        b = mp.matrix([(fv - sum(c * v**i for i, c in enumerate(fixed))) / fv for v, fv in zip(nodes, values)])
         cj = mp.qr_solve(a, b)[0][0]
         if j == 0:
-            c0_lo = to_float32(cj - mp.mpf(to_float32(cj)))
-            fixed.append(mp.mpf(to_float32(cj)) + mp.mpf(c0_lo))
+            c0_lo = rounded(cj - mp.mpf(rounded(cj)))
+            fixed.append(mp.mpf(rounded(cj)) + mp.mpf(c0_lo))
         else:
-            fixed.append(mp.mpf(to_float32(cj)))
-    return [to_float32(fixed[0])] + [float(c) for c in fixed[1:]], c0_lo
+            fixed.append(mp.mpf(rounded(cj)))
+    return [rounded(fixed[0])] + [float(c) for c in fixed[1:]], c0_lo
 
 
 def gelu_g(a):
@@ -89,28 +91,31 @@ def gelu_g(a):
     return mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
 
 
-# float32 GELU: G on binades of a (index = biased exponent - GELU_G_FIRST_EXPONENT,
-# at least 0), one polynomial in v = a - mid each, picked by an in-register
-# permute: no division, and the same code for every a.
-GELU_G_INTERVALS = [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, GELU_A_MAX_F)]
-GELU_G_FIRST_EXPONENT = 125  # float exponent bits of [0.25, 0.5): index 0 holds [0, 0.5)
-GELU_G_DEGREE = 10
+# Exact GELU: G on binades of a (index = biased exponent - first exponent, at
+# least 0), one polynomial in v = a - mid each, picked by in-register
+# permutes: no division, and the same code for every a. Per precision: the
+# intervals (up to the clamp), the exponent bits of [0.25, 0.5) (index 0 holds
+# [0, 0.5)), the degree.
+GELU_G = {
+    "F": ([(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, GELU_A_MAX_F)], 125, 10, to_float32),
+    "D": ([(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32), (32, GELU_A_MAX)], 1021, 22, float),
+}
 
 
-def gelu_g_tables():
+def gelu_g_tables(intervals, degree, rounded):
     """(mids, c0_lo, coefficient rows, worst relative error of the rounded fits),
     padded to 8 intervals by repeating the last."""
     mids, c0_los, rows, worst = [], [], [], mp.mpf(0)
-    for lo, hi in GELU_G_INTERVALS:
+    for lo, hi in intervals:
         mid, half = mp.mpf(lo + hi) / 2, mp.mpf(hi - lo) / 2
         g = lambda v, mid=mid: gelu_g(v + mid)  # noqa: E731
-        c, c0_lo = fit_float_sequential(g, -half, half, GELU_G_DEGREE)
+        c, c0_lo = fit_sequential(g, -half, half, degree, rounded)
         worst = max(worst, max_rel_error(g, c, -half, half, points=400, c0_lo=c0_lo))
         # the compensated last step relies on |c0| >= |v R1(v)|
         for i in range(201):
             v = -half + 2 * half * i / 200
             assert abs(v * horner_exact(c[1:], v)) <= abs(c[0]), (lo, hi)
-        mids.append(to_float32(mid))
+        mids.append(rounded(mid))
         c0_los.append(c0_lo)
         rows.append(c)
     while len(mids) < 8:
@@ -241,21 +246,25 @@ def render():
         lines += [f"    {c.hex()}{suffix}," for c in coeffs]
         lines.append("};")
         lines.append("")
-    mids, c0_los, rows, worst = gelu_g_tables()
-    lines.append(f"/* G(a) = exp(a^2/2) Phi(-a) on {GELU_G_INTERVALS} (then repeated to fill 8),")
-    lines.append(f" * degree {GELU_G_DEGREE} in v = a - mid; interval index = max(exponent bits - "
-                 f"{GELU_G_FIRST_EXPONENT}, 0).")
-    lines.append(f" * Max relative error of the rounded fits {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
-    lines.append(f"#define FA_GELU_G_DEGREE {GELU_G_DEGREE}")
-    lines.append(f"#define FA_GELU_G_FIRST_EXPONENT {GELU_G_FIRST_EXPONENT}")
-    row = lambda values: ", ".join(f"{v.hex()}f" for v in values)  # noqa: E731
-    lines.append(f"static const float FA_GELU_G_MID[8] = {{{row(mids)}}};")
-    lines.append(f"static const float FA_GELU_G_C0_LO[8] = {{{row(c0_los)}}};")
-    lines.append(f"static const float FA_GELU_G[{GELU_G_DEGREE + 1}][8] = {{")
-    for j in range(GELU_G_DEGREE + 1):
-        lines.append(f"    {{{row([r[j] for r in rows])}}},")
-    lines.append("};")
-    lines.append("")
+    for suffix, (intervals, first, degree, rounded) in GELU_G.items():
+        mids, c0_los, rows, worst = gelu_g_tables(intervals, degree, rounded)
+        ctype, literal = ("float", "f") if suffix == "F" else ("double", "")
+        name = f"FA_GELU_G{suffix}"
+        lines.append(f"/* G(a) = exp(a^2/2) Phi(-a) on {intervals} (then repeated to fill 8),")
+        lines.append(f" * degree {degree} in v = a - mid, {ctype}; interval index = max(exponent bits - "
+                     f"{first}, 0).")
+        lines.append(f" * Max relative error of the rounded fits {mp.nstr(worst, 3)} "
+                     f"(2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+        lines.append(f"#define {name}_DEGREE {degree}")
+        lines.append(f"#define {name}_FIRST_EXPONENT {first}")
+        row = lambda values: ", ".join(f"{v.hex()}{literal}" for v in values)  # noqa: E731
+        lines.append(f"static const {ctype} {name}_MID[8] = {{{row(mids)}}};")
+        lines.append(f"static const {ctype} {name}_C0_LO[8] = {{{row(c0_los)}}};")
+        lines.append(f"static const {ctype} {name}[{degree + 1}][8] = {{")
+        for j in range(degree + 1):
+            lines.append(f"    {{{row([r[j] for r in rows])}}},")
+        lines.append("};")
+        lines.append("")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 
