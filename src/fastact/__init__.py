@@ -66,7 +66,9 @@ def gelu(x, approximate="none", *, out=None, **kwargs):
     else:
         raise _bad_approximate("gelu", approximate)
     try:
-        return ufunc(x, out=out, **kwargs) if kwargs else ufunc(x, out=out)
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("gelu", exc, (x,)) from exc
 
@@ -82,7 +84,9 @@ def gelu_backward(grad_output, x, approximate="none", *, out=None, **kwargs):
     else:
         raise _bad_approximate("gelu_backward", approximate)
     try:
-        return ufunc(grad_output, x, out=out, **kwargs) if kwargs else ufunc(grad_output, x, out=out)
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("gelu_backward", exc, (grad_output, x)) from exc
 
@@ -90,7 +94,9 @@ def gelu_backward(grad_output, x, approximate="none", *, out=None, **kwargs):
 def silu(x, *, out=None, **kwargs):
     """SiLU / Swish: x·σ(x)."""
     try:
-        return _silu(x, out=out, **kwargs) if kwargs else _silu(x, out=out)
+        if kwargs:
+            return _silu(x, out=out, **kwargs)
+        return _silu(x) if out is None else _silu(x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("silu", exc, (x,)) from exc
 
@@ -98,8 +104,9 @@ def silu(x, *, out=None, **kwargs):
 def silu_backward(grad_output, x, *, out=None, **kwargs):
     """grad_output · σ(x)(1 + x(1 - σ(x)))."""
     try:
-        return (_silu_backward(grad_output, x, out=out, **kwargs) if kwargs
-                else _silu_backward(grad_output, x, out=out))
+        if kwargs:
+            return _silu_backward(grad_output, x, out=out, **kwargs)
+        return _silu_backward(grad_output, x) if out is None else _silu_backward(grad_output, x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("silu_backward", exc, (grad_output, x)) from exc
 
@@ -107,7 +114,9 @@ def silu_backward(grad_output, x, *, out=None, **kwargs):
 def relu(x, *, out=None, **kwargs):
     """max(x, 0); NaN stays NaN and relu(-0.0) is +0.0."""
     try:
-        return _relu(x, out=out, **kwargs) if kwargs else _relu(x, out=out)
+        if kwargs:
+            return _relu(x, out=out, **kwargs)
+        return _relu(x) if out is None else _relu(x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("relu", exc, (x,)) from exc
 
@@ -115,8 +124,9 @@ def relu(x, *, out=None, **kwargs):
 def relu_backward(grad_output, x, *, out=None, **kwargs):
     """grad_output where x > 0, 0 where x <= 0, NaN where x is NaN."""
     try:
-        return (_relu_backward(grad_output, x, out=out, **kwargs) if kwargs
-                else _relu_backward(grad_output, x, out=out))
+        if kwargs:
+            return _relu_backward(grad_output, x, out=out, **kwargs)
+        return _relu_backward(grad_output, x) if out is None else _relu_backward(grad_output, x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named("relu_backward", exc, (grad_output, x)) from exc
 

@@ -181,6 +181,38 @@ def run(args, progress=sys.stderr):
     return records
 
 
+CALL_SIZE = 100   # the issue's small-call target: at most 1.25x np.negative(x, out=y)
+
+
+def call_costs(args):
+    """Microseconds per call of each fastact function on CALL_SIZE elements, 1
+    thread, interleaved with np.negative(x, out=y) on the same arrays: a call
+    that does almost nothing but pass through the ufunc machinery."""
+    rows = []
+    for dtype in args.dtypes:
+        g, x, y = make_inputs(CALL_SIZE, dtype)
+        calls = {"np.negative": lambda: np.negative(x, out=y)}
+        for name in args.functions:
+            for direction in args.directions:
+                calls[(name, direction)] = build("fastact", name, direction, g, x, y, 1)
+        with using_threads(1):
+            samples = time_interleaved(calls, args.repeat, args.sample_time)
+        base = statistics.median(samples.pop("np.negative"))
+        rows += [{"function": name, "direction": direction, "dtype": dtype, "size": CALL_SIZE,
+                  "seconds": statistics.median(s), "np_negative_seconds": base}
+                 for (name, direction), s in samples.items()]
+    return rows
+
+
+def call_cost_table(rows):
+    lines = [f"| function | direction | dtype | µs per call ({CALL_SIZE} elements) | np.negative µs "
+             "| ratio (target ≤ 1.25) |", "|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['function']} | {r['direction']} | {r['dtype']} | {r['seconds'] * 1e6:.2f} "
+                     f"| {r['np_negative_seconds'] * 1e6:.2f} | {r['seconds'] / r['np_negative_seconds']:.2f} |")
+    return "\n".join(lines)
+
+
 def gelem_per_s(record):
     return record["size"] / record["seconds"] / 1e9
 
@@ -253,6 +285,7 @@ def main(argv):
     facts = machine_facts()
     started = time.perf_counter()
     records = run(args)
+    costs = call_costs(args)
     elapsed = time.perf_counter() - started
     peers = ", ".join(v for k, v in facts["versions"].items() if IMPLS[k].kind == "peer")
     print(f"fastact {facts['fastact']}, ISA {facts['isa']}, on {facts['cpu']}, "
@@ -263,11 +296,14 @@ def main(argv):
     print(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
           f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}.\n")
     print(markdown_table(records))
+    print(f"\nCost of a small call, fastact (wrapper included) against np.negative(x, out=y) "
+          f"on the same {CALL_SIZE} elements (median of {args.repeat} interleaved samples):\n")
+    print(call_cost_table(costs))
     print(f"bench took {elapsed:.1f} s", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": facts, "args": {k: v for k, v in vars(args).items()},
-                       "results": records}, f, indent=1)
+                       "results": records, "call_costs": costs}, f, indent=1)
     if args.plot:
         plot_throughput(records, args.plot)
     return 0
