@@ -222,6 +222,11 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_max_epi64 simde_mm512_max_epi64
 #undef _mm512_permutexvar_pd
 #define _mm512_permutexvar_pd simde_mm512_permutexvar_pd
+/* no streaming stores in SIMDe: plain stores (same values) */
+#undef _mm512_stream_ps
+#define _mm512_stream_ps simde_mm512_storeu_ps
+#undef _mm512_stream_pd
+#define _mm512_stream_pd simde_mm512_storeu_pd
 
 #include "simd_avx512.h"
 #include "kernels.inc"

@@ -86,6 +86,11 @@ static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
     _mm256_maskstore_ps(p, fa_lanes_below_f_(n), fa_join_(lo, hi));
 }
 
+/* stores that bypass the caches (p aligned to FA_STREAM_ALIGN), then a fence */
+#define FA_STREAM_ALIGN 32
+static inline void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
+static inline void vd_stream(double *p, vd v) { _mm256_stream_pd(p, v); }
+static inline void fa_stream_fence(void) { _mm_sfence(); }
 static inline vf vf_set(float c) { return _mm256_set1_ps(c); }
 static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline vf vf_loadn(const float *p, ptrdiff_t n) { return _mm256_maskload_ps(p, fa_lanes_below_f_(n)); }

@@ -71,6 +71,11 @@ static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
     if (n > 1) p[1] = (float)hi;
 }
 
+/* stores that bypass the caches (aligned p); the scalar layer has none */
+#define FA_STREAM_ALIGN 1
+static inline void vf_stream(float *p, vf v) { *p = v; }
+static inline void vd_stream(double *p, vd v) { *p = v; }
+static inline void fa_stream_fence(void) {}
 static inline vf vf_set(float c) { return c; }
 static inline vf vf_load(const float *p) { return *p; }
 static inline vf vf_loadn(const float *p, ptrdiff_t n) { (void)n; return *p; }

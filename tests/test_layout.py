@@ -106,6 +106,24 @@ def test_every_isa_gives_the_scalar_bits(isa_name, a, backward, dtype):
                           f"{isa_name}={got[bad][:4]} scalar={want[bad][:4]}"
 
 
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_relu_streams_large_outputs_from_any_alignment(isa, dtype, backward):
+    """Beyond 16 MiB of output ReLU stores past the caches, after an unaligned
+    head: every element right, nothing written outside the output."""
+    n = (16 << 20) // np.dtype(dtype).itemsize + 37
+    x, g = mixed(dtype, n + 3, seed=9), grad(dtype, n + 3, seed=10)
+    relu = ACTIVATIONS["relu"]
+    for offset in (0, 1, 3):
+        xs, gs = x[offset:offset + n], g[offset:offset + n]
+        want = np.where(xs > 0, gs if backward else xs, np.where(np.isnan(xs), xs, 0)).astype(dtype)
+        out = np.full(n + 3, 7, dtype)
+        with forced_threads(1):
+            run(relu, backward, gs, xs, out=out[offset:offset + n])
+        assert_same_bits(out[offset:offset + n], want)
+        assert (out[:offset] == 7).all() and (out[offset + n:] == 7).all()
+
+
 # ---- threads ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
