@@ -25,8 +25,6 @@ __all__ = ["gelu", "gelu_backward", "silu", "silu_backward", "relu", "relu_backw
 
 _gelu, _gelu_backward = ufuncs.gelu, ufuncs.gelu_backward
 _gelu_tanh, _gelu_tanh_backward = ufuncs.gelu_tanh, ufuncs.gelu_tanh_backward
-_silu, _silu_backward = ufuncs.silu, ufuncs.silu_backward
-_relu, _relu_backward = ufuncs.relu, ufuncs.relu_backward
 
 
 def _bad_approximate(name, approximate):
@@ -91,44 +89,39 @@ def gelu_backward(grad_output, x, approximate="none", *, out=None, **kwargs):
         raise _named("gelu_backward", exc, (grad_output, x)) from exc
 
 
-def silu(x, *, out=None, **kwargs):
-    """SiLU / Swish: x·σ(x)."""
-    try:
-        if kwargs:
-            return _silu(x, out=out, **kwargs)
-        return _silu(x) if out is None else _silu(x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("silu", exc, (x,)) from exc
+def _unary(name, ufunc, doc):
+    """A public f(x, *, out=None, **kwargs) over `ufunc`, flat as above."""
+    def function(x, *, out=None, **kwargs):
+        try:
+            if kwargs:
+                return ufunc(x, out=out, **kwargs)
+            return ufunc(x) if out is None else ufunc(x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise _named(name, exc, (x,)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def silu_backward(grad_output, x, *, out=None, **kwargs):
-    """grad_output · σ(x)(1 + x(1 - σ(x)))."""
-    try:
-        if kwargs:
-            return _silu_backward(grad_output, x, out=out, **kwargs)
-        return _silu_backward(grad_output, x) if out is None else _silu_backward(grad_output, x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("silu_backward", exc, (grad_output, x)) from exc
+def _binary(name, ufunc, doc):
+    """A public f(grad_output, x, *, out=None, **kwargs) over `ufunc`."""
+    def function(grad_output, x, *, out=None, **kwargs):
+        try:
+            if kwargs:
+                return ufunc(grad_output, x, out=out, **kwargs)
+            return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise _named(name, exc, (grad_output, x)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def relu(x, *, out=None, **kwargs):
-    """max(x, 0); NaN stays NaN and relu(-0.0) is +0.0."""
-    try:
-        if kwargs:
-            return _relu(x, out=out, **kwargs)
-        return _relu(x) if out is None else _relu(x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("relu", exc, (x,)) from exc
-
-
-def relu_backward(grad_output, x, *, out=None, **kwargs):
-    """grad_output where x > 0, 0 where x <= 0, NaN where x is NaN."""
-    try:
-        if kwargs:
-            return _relu_backward(grad_output, x, out=out, **kwargs)
-        return _relu_backward(grad_output, x) if out is None else _relu_backward(grad_output, x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("relu_backward", exc, (grad_output, x)) from exc
+silu = _unary("silu", ufuncs.silu, "SiLU / Swish: x·σ(x).")
+silu_backward = _binary("silu_backward", ufuncs.silu_backward, "grad_output · σ(x)(1 + x(1 - σ(x))).")
+relu = _unary("relu", ufuncs.relu, "max(x, 0); NaN stays NaN and relu(-0.0) is +0.0.")
+relu_backward = _binary("relu_backward", ufuncs.relu_backward,
+                        "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN.")
 
 
 # ---- kernel sets -----------------------------------------------------------
