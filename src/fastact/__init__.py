@@ -23,8 +23,6 @@ __all__ = ["gelu", "gelu_backward", "silu", "silu_backward", "relu", "relu_backw
            "available_isas", "set_isa", "get_num_threads", "set_num_threads", "ufuncs",
            "__version__"]
 
-_gelu, _gelu_backward = ufuncs.gelu, ufuncs.gelu_backward
-_gelu_tanh, _gelu_tanh_backward = ufuncs.gelu_tanh, ufuncs.gelu_tanh_backward
 
 
 def _bad_approximate(name, approximate):
@@ -46,82 +44,23 @@ def _named(name, exc, args):
     return kind(f"fastact.{name}: {exc} (inputs: {inputs})")
 
 
-# The wrappers are written out flat: on a 100-element array the call costs
-# about as much as the kernel, and a helper call or an empty **kwargs
-# expansion each add a quarter of a microsecond.
-
-def gelu(x, approximate="none", *, out=None, **kwargs):
-    """GELU: x·Φ(x), or with ``approximate="tanh"`` 0.5x(1+tanh(√(2/π)(x+0.044715x³))).
-
-    Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.
-    """
-    if not isinstance(approximate, str):
-        raise _bad_approximate("gelu", approximate)
-    if approximate == "none":
-        ufunc = _gelu
-    elif approximate == "tanh":
-        ufunc = _gelu_tanh
-    else:
-        raise _bad_approximate("gelu", approximate)
-    try:
-        if kwargs:
-            return ufunc(x, out=out, **kwargs)
-        return ufunc(x) if out is None else ufunc(x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("gelu", exc, (x,)) from exc
-
-
-def gelu_backward(grad_output, x, approximate="none", *, out=None, **kwargs):
-    """grad_output · gelu'(x) (the exact or the tanh form's derivative)."""
-    if not isinstance(approximate, str):
-        raise _bad_approximate("gelu_backward", approximate)
-    if approximate == "none":
-        ufunc = _gelu_backward
-    elif approximate == "tanh":
-        ufunc = _gelu_tanh_backward
-    else:
-        raise _bad_approximate("gelu_backward", approximate)
-    try:
-        if kwargs:
-            return ufunc(grad_output, x, out=out, **kwargs)
-        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
-    except (TypeError, ValueError) as exc:
-        raise _named("gelu_backward", exc, (grad_output, x)) from exc
-
-
-def _unary(name, ufunc, doc):
-    """A public f(x, *, out=None, **kwargs) over `ufunc`, flat as above."""
-    def function(x, *, out=None, **kwargs):
-        try:
-            if kwargs:
-                return ufunc(x, out=out, **kwargs)
-            return ufunc(x) if out is None else ufunc(x, out=out)
-        except (TypeError, ValueError) as exc:
-            raise _named(name, exc, (x,)) from exc
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
-    return function
-
-
-def _binary(name, ufunc, doc):
-    """A public f(grad_output, x, *, out=None, **kwargs) over `ufunc`."""
-    def function(grad_output, x, *, out=None, **kwargs):
-        try:
-            if kwargs:
-                return ufunc(grad_output, x, out=out, **kwargs)
-            return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
-        except (TypeError, ValueError) as exc:
-            raise _named(name, exc, (grad_output, x)) from exc
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
-    return function
-
-
-silu = _unary("silu", ufuncs.silu, "SiLU / Swish: x·σ(x).")
-silu_backward = _binary("silu_backward", ufuncs.silu_backward, "grad_output · σ(x)(1 + x(1 - σ(x))).")
-relu = _unary("relu", ufuncs.relu, "max(x, 0); NaN stays NaN and relu(-0.0) is +0.0.")
-relu_backward = _binary("relu_backward", ufuncs.relu_backward,
-                        "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN.")
+# The public functions: compiled bodies (_ext.make_*) over the ufuncs. On a
+# 100-element array a call costs about as much as the kernel, so every
+# Python-level step counts: flat bodies, no empty **kwargs expansion, out=
+# passed only when given.
+gelu = _ext.make_gelu(
+    "gelu", ufuncs.gelu, ufuncs.gelu_tanh,
+    "GELU: x·Φ(x), or with ``approximate=\"tanh\"`` 0.5x(1+tanh(√(2/π)(x+0.044715x³))).\n\n"
+    "Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.", _named, _bad_approximate)
+gelu_backward = _ext.make_gelu_backward(
+    "gelu_backward", ufuncs.gelu_backward, ufuncs.gelu_tanh_backward,
+    "grad_output · gelu'(x) (the exact or the tanh form's derivative).", _named, _bad_approximate)
+silu = _ext.make_unary("silu", ufuncs.silu, "SiLU / Swish: x·σ(x).", _named)
+silu_backward = _ext.make_binary("silu_backward", ufuncs.silu_backward,
+                                 "grad_output · σ(x)(1 + x(1 - σ(x))).", _named)
+relu = _ext.make_unary("relu", ufuncs.relu, "max(x, 0); NaN stays NaN and relu(-0.0) is +0.0.", _named)
+relu_backward = _ext.make_binary("relu_backward", ufuncs.relu_backward,
+                                 "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN.", _named)
 
 
 # ---- kernel sets -----------------------------------------------------------

@@ -104,3 +104,76 @@ def thread_threshold(str name, dtype="float32"):
 def set_thread_threshold(str name, Py_ssize_t n, dtype="float32"):
     """Override thread_threshold (measurement tools only; not thread-safe)."""
     fa_set_thread_threshold(OPS[name], str(dtype) == "float64", n)
+
+
+# ---- the public functions' bodies ---------------------------------------------
+# Compiled: a 100-element call costs little more than the ufunc itself. On a
+# TypeError/ValueError, `named(name, exc, args)` (in __init__.py) builds the
+# error that names the function; the ufunc's out= is passed only when given.
+
+def make_unary(str name, object ufunc, str doc, object named):
+    def function(x, *, out=None, **kwargs):
+        try:
+            if kwargs:
+                return ufunc(x, out=out, **kwargs)
+            return ufunc(x) if out is None else ufunc(x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise named(name, exc, (x,)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__, function.__module__ = doc, "fastact"
+    return function
+
+
+def make_binary(str name, object ufunc, str doc, object named):
+    def function(grad_output, x, *, out=None, **kwargs):
+        try:
+            if kwargs:
+                return ufunc(grad_output, x, out=out, **kwargs)
+            return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise named(name, exc, (grad_output, x)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__, function.__module__ = doc, "fastact"
+    return function
+
+
+def make_gelu(str name, object exact, object tanh, str doc, object named, object bad_approximate):
+    def function(x, approximate="none", *, out=None, **kwargs):
+        if not isinstance(approximate, str):
+            raise bad_approximate(name, approximate)
+        if approximate == "none":
+            ufunc = exact
+        elif approximate == "tanh":
+            ufunc = tanh
+        else:
+            raise bad_approximate(name, approximate)
+        try:
+            if kwargs:
+                return ufunc(x, out=out, **kwargs)
+            return ufunc(x) if out is None else ufunc(x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise named(name, exc, (x,)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__, function.__module__ = doc, "fastact"
+    return function
+
+
+def make_gelu_backward(str name, object exact, object tanh, str doc, object named, object bad_approximate):
+    def function(grad_output, x, approximate="none", *, out=None, **kwargs):
+        if not isinstance(approximate, str):
+            raise bad_approximate(name, approximate)
+        if approximate == "none":
+            ufunc = exact
+        elif approximate == "tanh":
+            ufunc = tanh
+        else:
+            raise bad_approximate(name, approximate)
+        try:
+            if kwargs:
+                return ufunc(grad_output, x, out=out, **kwargs)
+            return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+        except (TypeError, ValueError) as exc:
+            raise named(name, exc, (grad_output, x)) from exc
+    function.__name__ = function.__qualname__ = name
+    function.__doc__, function.__module__ = doc, "fastact"
+    return function
