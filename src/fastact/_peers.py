@@ -61,9 +61,14 @@ def make_inputs(size, dtype, seed=0):
 
 def _fastact(name, direction, g, x, y, threads):
     act = ACTIVATIONS[name]   # the public API, wrapper included: what users call
+    fn = act.forward if direction == "forward" else act.backward
+    # gelu_tanh is partial(gelu, approximate="tanh") in the registry; users
+    # write the keyword, which skips the partial's own call
+    approximate = getattr(fn, "keywords", {}).get("approximate")
+    fn = getattr(fn, "func", fn)
     if direction == "forward":
-        return lambda: act.forward(x, out=y)
-    return lambda: act.backward(g, x, out=y)
+        return (lambda: fn(x, approximate, out=y)) if approximate else (lambda: fn(x, out=y))
+    return (lambda: fn(g, x, approximate, out=y)) if approximate else (lambda: fn(g, x, out=y))
 
 
 def _memory(name, direction, g, x, y, threads):
