@@ -49,12 +49,14 @@ def _named(name, exc, args):
 # Python-level step counts: flat bodies, no empty **kwargs expansion, out=
 # passed only when given.
 gelu = _ext.make_gelu(
-    "gelu", ufuncs.gelu, ufuncs.gelu_tanh,
+    "gelu", _ext.make_unary("gelu", ufuncs.gelu, "", _named),
+    _ext.make_unary("gelu", ufuncs.gelu_tanh, "", _named),
     "GELU: x·Φ(x), or with ``approximate=\"tanh\"`` 0.5x(1+tanh(√(2/π)(x+0.044715x³))).\n\n"
-    "Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.", _named, _bad_approximate)
+    "Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.", _bad_approximate)
 gelu_backward = _ext.make_gelu_backward(
-    "gelu_backward", ufuncs.gelu_backward, ufuncs.gelu_tanh_backward,
-    "grad_output · gelu'(x) (the exact or the tanh form's derivative).", _named, _bad_approximate)
+    "gelu_backward", _ext.make_binary("gelu_backward", ufuncs.gelu_backward, "", _named),
+    _ext.make_binary("gelu_backward", ufuncs.gelu_tanh_backward, "", _named),
+    "grad_output · gelu'(x) (the exact or the tanh form's derivative).", _bad_approximate)
 silu = _ext.make_unary("silu", ufuncs.silu, "SiLU / Swish: x·σ(x).", _named)
 silu_backward = _ext.make_binary("silu_backward", ufuncs.silu_backward,
                                  "grad_output · σ(x)(1 + x(1 - σ(x))).", _named)

@@ -137,43 +137,34 @@ def make_binary(str name, object ufunc, str doc, object named):
     return function
 
 
-def make_gelu(str name, object exact, object tanh, str doc, object named, object bad_approximate):
+def make_gelu(str name, object exact, object tanh, str doc, object bad_approximate):
+    """gelu(x, approximate) over the make_unary functions of its two forms."""
     def function(x, approximate="none", *, out=None, **kwargs):
-        if not isinstance(approximate, str):
-            raise bad_approximate(name, approximate)
-        if approximate == "none":
-            ufunc = exact
-        elif approximate == "tanh":
-            ufunc = tanh
-        else:
-            raise bad_approximate(name, approximate)
-        try:
-            if kwargs:
-                return ufunc(x, out=out, **kwargs)
-            return ufunc(x) if out is None else ufunc(x, out=out)
-        except (TypeError, ValueError) as exc:
-            raise named(name, exc, (x,)) from exc
+        f = _pick_form(name, approximate, exact, tanh, bad_approximate)
+        if kwargs:
+            return f(x, out=out, **kwargs)
+        return f(x) if out is None else f(x, out=out)
     function.__name__ = function.__qualname__ = name
     function.__doc__, function.__module__ = doc, "fastact"
     return function
 
 
-def make_gelu_backward(str name, object exact, object tanh, str doc, object named, object bad_approximate):
+def make_gelu_backward(str name, object exact, object tanh, str doc, object bad_approximate):
+    """gelu_backward(grad_output, x, approximate) over make_binary functions."""
     def function(grad_output, x, approximate="none", *, out=None, **kwargs):
-        if not isinstance(approximate, str):
-            raise bad_approximate(name, approximate)
-        if approximate == "none":
-            ufunc = exact
-        elif approximate == "tanh":
-            ufunc = tanh
-        else:
-            raise bad_approximate(name, approximate)
-        try:
-            if kwargs:
-                return ufunc(grad_output, x, out=out, **kwargs)
-            return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
-        except (TypeError, ValueError) as exc:
-            raise named(name, exc, (grad_output, x)) from exc
+        f = _pick_form(name, approximate, exact, tanh, bad_approximate)
+        if kwargs:
+            return f(grad_output, x, out=out, **kwargs)
+        return f(grad_output, x) if out is None else f(grad_output, x, out=out)
     function.__name__ = function.__qualname__ = name
     function.__doc__, function.__module__ = doc, "fastact"
     return function
+
+
+cdef object _pick_form(str name, object approximate, object exact, object tanh, object bad_approximate):
+    if isinstance(approximate, str):
+        if approximate == "none":
+            return exact
+        if approximate == "tanh":
+            return tanh
+    raise bad_approximate(name, approximate)
