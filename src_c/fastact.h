@@ -8,23 +8,29 @@
 extern "C" {
 #endif
 
-/* Activations, in the order of every kernel table. */
-typedef enum { FA_RELU, FA_GELU, FA_GELU_TANH, FA_SILU, FA_N_OPS } fa_op;
+/* The operations, precision tiers and parameter structs come from the
+ * manifest (src/fastact/_manifest.py) through the generated fa_ops.h. */
+#include "fa_ops.h"
+
+#define FA_ENUM_ENTRY_(name, NAME) FA_##NAME,
+typedef enum { FA_OPS(FA_ENUM_ENTRY_) FA_N_OPS } fa_op;
+typedef enum { FA_TIERS(FA_ENUM_ENTRY_) FA_N_TIERS } fa_tier;
+#undef FA_ENUM_ENTRY_
+typedef enum { FA_FWD, FA_BWD, FA_N_DIRECTIONS } fa_direction;
+/* What the kernels compute in: float16 data is computed in float32. */
+typedef enum { FA_KF32, FA_KF64, FA_N_KDTYPES } fa_kdtype;
 
 /* Kernel sets, lowest first. FA_ISA_AVX512_EMULATED runs the AVX-512 source
  * through SIMDe on AVX2 hardware, so CPUs without AVX-512 still test it. */
 typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_N_ISAS } fa_isa;
 
-typedef void (*fa_fwd_f32)(const float *x, float *y, ptrdiff_t n);
-typedef void (*fa_fwd_f64)(const double *x, double *y, ptrdiff_t n);
-typedef void (*fa_bwd_f32)(const float *grad, const float *x, float *y, ptrdiff_t n);
-typedef void (*fa_bwd_f64)(const double *grad, const double *x, double *y, ptrdiff_t n);
+/* Every kernel: n elements of each contiguous input in[i] to each output
+ * out[j] (as many as the op's arity in that direction), with the op's
+ * parameter struct (NULL for ops without parameters). */
+typedef void (*fa_kernel)(const void *const *in, void *const *out, ptrdiff_t n, const void *params);
 
 typedef struct {
-    fa_fwd_f32 fwd_f32[FA_N_OPS];
-    fa_fwd_f64 fwd_f64[FA_N_OPS];
-    fa_bwd_f32 bwd_f32[FA_N_OPS];
-    fa_bwd_f64 bwd_f64[FA_N_OPS];
+    fa_kernel kernel[FA_N_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][FA_N_TIERS];
 } fa_kernels;
 
 extern const fa_kernels fa_kernels_scalar;
@@ -35,6 +41,9 @@ extern const fa_kernels fa_kernels_avx512;
 #if defined(FA_HAVE_AVX512_EMULATION)
 extern const fa_kernels fa_kernels_avx512_emulated;
 #endif
+
+/* {inputs, outputs} per op and direction, from the manifest */
+extern const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2];
 
 /* dispatch.c */
 const char *fa_isa_name(int isa);           /* NULL when out of range */

@@ -1,7 +1,8 @@
-/* NumPy ufunc inner loops. Contiguous float32/float64 blocks go straight to
+/* NumPy ufunc inner loops, one per storage dtype, for every operation and
+ * arity of the manifest. Contiguous float32/float64 data goes straight to
  * the current kernel; anything else (strides, broadcasting, float16) is
- * gathered into a small buffer, computed by the same kernel and scattered, so
- * every layout gives the same bits. Large calls are split across threads. */
+ * gathered into a buffer, computed by the same kernel and scattered, so every
+ * layout gives the same bits. Large calls are split across threads. */
 #include <fenv.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,83 +14,92 @@
 #include "fastact_loops.h"
 #include "half.h"
 
-enum { FA_F16, FA_F32, FA_F64 };
+#define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
 #define FA_BLOCK 1024      /* elements per gather buffer */
-#define FA_SMALL_BLOCK 128 /* per stack buffer, for small calls */
-#define FA_GRAIN 64   /* thread chunks are multiples of this */
+#define FA_SMALL_BLOCK 64  /* per stack buffer, for small calls */
+#define FA_GRAIN 64        /* thread chunks are multiples of this */
 
-/* Elements per thread below which a second thread costs more than it saves,
- * for float32 (float16 too) and float64, measured with
- * tools/thread_threshold.py on a 2-core AMD EPYC with AVX2 (where 2 threads
- * first beat 1 by >= 1.1x; waking the second thread costs tens of
- * microseconds on this VM). ReLU is memory-bound; the others compute. */
-static ptrdiff_t min_per_thread[FA_N_OPS][2] = {
-    [FA_RELU] = {1 << 20, 1 << 19},
-    [FA_GELU] = {1 << 15, 1 << 12},
-    [FA_GELU_TANH] = {1 << 16, 1 << 13},
-    [FA_SILU] = {1 << 16, 1 << 14},
-};
+const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2] = FA_OP_ARITY_INIT;
 
-/* For tools/thread_threshold.py, which measures the table above. */
+/* Elements per thread below which a second thread costs more than it saves
+ * (waking it costs tens of microseconds on a VM), per op and kernel dtype:
+ * from the manifest, measured with tools/thread_threshold.py. */
+static ptrdiff_t min_per_thread[FA_N_OPS][FA_N_KDTYPES] = FA_OP_MIN_PER_THREAD_INIT;
+
 ptrdiff_t fa_thread_threshold(int op, int f64) {
-    return op >= 0 && op < FA_N_OPS ? min_per_thread[op][f64 != 0] : -1;
+    return op >= 0 && op < FA_N_OPS ? min_per_thread[op][f64 ? FA_KF64 : FA_KF32] : -1;
 }
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n) {
-    if (op >= 0 && op < FA_N_OPS && n > 0) min_per_thread[op][f64 != 0] = n;
+    if (op >= 0 && op < FA_N_OPS && n > 0) min_per_thread[op][f64 ? FA_KF64 : FA_KF32] = n;
+}
+
+/* ---- the dtype axis: storage type -> kernel type, size and converters ---- */
+
+typedef void (*fa_gather_fn)(const char *src, ptrdiff_t step, void *dst, ptrdiff_t n);
+typedef void (*fa_scatter_fn)(const void *src, char *dst, ptrdiff_t step, ptrdiff_t n);
+
+#define FA_DEFINE_COPY(tag, stored, computed, load, store)                                   \
+    static void gather_##tag(const char *src, ptrdiff_t step, void *dst, ptrdiff_t n) {     \
+        computed *d = dst;                                                                   \
+        for (ptrdiff_t i = 0; i < n; i++) d[i] = load(*(const stored *)(src + i * step));    \
+    }                                                                                        \
+    static void scatter_##tag(const void *src, char *dst, ptrdiff_t step, ptrdiff_t n) {    \
+        const computed *s = src;                                                             \
+        for (ptrdiff_t i = 0; i < n; i++) *(stored *)(dst + i * step) = store(s[i]);         \
+    }
+#define FA_AS_IS(v) (v)
+FA_DEFINE_COPY(f16, uint16_t, float, fa_half_to_float, fa_float_to_half)
+FA_DEFINE_COPY(f32, float, float, FA_AS_IS, FA_AS_IS)
+FA_DEFINE_COPY(f64, double, double, FA_AS_IS, FA_AS_IS)
+
+typedef struct {
+    ptrdiff_t size;       /* bytes per stored element */
+    int kdtype;           /* the kernel that computes it */
+    int native;           /* contiguous data can go to the kernel as is */
+    fa_gather_fn gather;
+    fa_scatter_fn scatter;
+} fa_dtype;
+
+enum { FA_F16, FA_F32, FA_F64 };
+static const fa_dtype dtypes[] = {
+    [FA_F16] = {2, FA_KF32, 0, gather_f16, scatter_f16},
+    [FA_F32] = {4, FA_KF32, 1, gather_f32, scatter_f32},
+    [FA_F64] = {8, FA_KF64, 1, gather_f64, scatter_f64},
+};
+
+/* ---- ufunc loop data: which kernel, and its arity ---- */
+
+typedef struct {
+    int op, direction, tier, nin, nout;
+} fa_loop_spec;
+
+static fa_loop_spec specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
+
+const void *fa_loop_data(int op, int direction, int tier) {
+    if (op < 0 || op >= FA_N_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || tier < 0 ||
+        tier >= FA_N_TIERS)
+        return NULL;
+    fa_loop_spec *spec = &specs[op][direction][tier];
+    *spec = (fa_loop_spec){op, direction, tier, fa_op_arity[op][direction][0], fa_op_arity[op][direction][1]};
+    return spec;
 }
 
 typedef struct {
-    const fa_kernels *kernels;
-    int op, dtype, backward;
-    char *in[2], *out;
-    ptrdiff_t in_step[2], out_step;
+    fa_kernel kernel;
+    const fa_dtype *dtype;
+    int nin, nargs;
+    char *args[FA_MAX_ARGS]; /* inputs, then outputs */
+    ptrdiff_t steps[FA_MAX_ARGS];
     ptrdiff_t block; /* elements per kernel call, at most (see fa_order) */
 } fa_job;
 
-static void run_kernel(const fa_job *job, const void *in0, const void *in1, void *out, ptrdiff_t n) {
-    const fa_kernels *k = job->kernels;
-    if (job->dtype == FA_F64) {
-        if (job->backward) k->bwd_f64[job->op](in0, in1, out, n);
-        else k->fwd_f64[job->op](in0, out, n);
-    } else {
-        if (job->backward) k->bwd_f32[job->op](in0, in1, out, n);
-        else k->fwd_f32[job->op](in0, out, n);
-    }
-}
-
-/* Copy n strided elements into a contiguous buffer of the kernel's type. */
-static void gather(int dtype, const char *src, ptrdiff_t step, void *dst, ptrdiff_t n) {
-    if (dtype == FA_F64) {
-        double *d = dst;
-        for (ptrdiff_t i = 0; i < n; i++) d[i] = *(const double *)(src + i * step);
-    } else if (dtype == FA_F32) {
-        float *d = dst;
-        for (ptrdiff_t i = 0; i < n; i++) d[i] = *(const float *)(src + i * step);
-    } else {
-        float *d = dst;
-        for (ptrdiff_t i = 0; i < n; i++) d[i] = fa_half_to_float(*(const uint16_t *)(src + i * step));
-    }
-}
-
-static void scatter(int dtype, const void *src, char *dst, ptrdiff_t step, ptrdiff_t n) {
-    if (dtype == FA_F64) {
-        const double *s = src;
-        for (ptrdiff_t i = 0; i < n; i++) *(double *)(dst + i * step) = s[i];
-    } else if (dtype == FA_F32) {
-        const float *s = src;
-        for (ptrdiff_t i = 0; i < n; i++) *(float *)(dst + i * step) = s[i];
-    } else {
-        const float *s = src;
-        for (ptrdiff_t i = 0; i < n; i++) *(uint16_t *)(dst + i * step) = fa_float_to_half(s[i]);
-    }
-}
-
-/* How far the kernel may read ahead of what it has written, when out= aliases
- * an input. NumPy passes an overlap to the loop without copying only when an
- * element-by-element loop in index order gives the right answer, and the ufunc
- * methods rely on that order: accumulate reads each output as the next input,
- * reduce reads and writes one accumulator throughout. The loop must then
- * behave like that element-by-element loop:
+/* ---- aliasing between out= and the inputs ----
+ * How far the kernel may read ahead of what it has written when an output
+ * aliases an input. NumPy passes an overlap to the loop without copying only
+ * when an element-by-element loop in index order gives the right answer, and
+ * the ufunc methods rely on that order: accumulate reads each output as the
+ * next input, reduce reads and writes one accumulator throughout. The loop
+ * must then behave like that element-by-element loop:
  *  - disjoint, or every element read and written in the same place: any
  *    block size, any split across threads;
  *  - the input a fixed d >= 1 elements ahead of the output (out = x[:-d],
@@ -100,8 +110,8 @@ static void scatter(int dtype, const void *src, char *dst, ptrdiff_t step, ptrdi
  *  - anything else (stride 0 accumulators, different strides, elements that
  *    overlap partly): one element at a time. */
 typedef struct {
-    ptrdiff_t block;    /* elements per kernel call, at most */
-    int split_ok;       /* chunks may run on other threads */
+    ptrdiff_t block; /* elements per kernel call, at most */
+    int split_ok;    /* chunks may run on other threads */
 } fa_order;
 
 static void extent(const char *p, ptrdiff_t step, ptrdiff_t n, ptrdiff_t size, const char **lo, const char **hi) {
@@ -125,52 +135,71 @@ static fa_order order_for(const char *in, ptrdiff_t in_step, const char *out, pt
     return (fa_order){-d, 0};
 }
 
-static fa_order job_order(const fa_job *job, int nin, ptrdiff_t n, ptrdiff_t size) {
+/* The strictest order over every (input or earlier output, output) pair. */
+static fa_order job_order(const fa_job *job, ptrdiff_t n) {
     fa_order order = {PTRDIFF_MAX, 1};
-    for (int i = 0; i < nin; i++) {
-        fa_order o = order_for(job->in[i], job->in_step[i], job->out, job->out_step, n, size);
-        if (o.block < order.block) order.block = o.block;
-        order.split_ok &= o.split_ok;
-    }
+    for (int o = job->nin; o < job->nargs; o++)
+        for (int i = 0; i < o; i++) {
+            fa_order pair = order_for(job->args[i], job->steps[i], job->args[o], job->steps[o], n, job->dtype->size);
+            if (pair.block < order.block) order.block = pair.block;
+            order.split_ok &= pair.split_ok;
+        }
     return order;
+}
+
+/* ---- running a range of elements ---- */
+
+static int is_contiguous(const fa_job *job) {
+    if (!job->dtype->native) return 0;
+    for (int i = 0; i < job->nargs; i++)
+        if (job->steps[i] != job->dtype->size) return 0;
+    return 1;
+}
+
+static void run_contiguous(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
+    const void *in[FA_MAX_INPUTS];
+    void *out[FA_MAX_OUTPUTS];
+    for (ptrdiff_t start = begin, n; start < end; start += n) {
+        n = end - start < job->block ? end - start : job->block;
+        for (int i = 0; i < job->nin; i++) in[i] = job->args[i] + start * job->dtype->size;
+        for (int o = job->nin; o < job->nargs; o++) out[o - job->nin] = job->args[o] + start * job->dtype->size;
+        job->kernel(in, out, n, NULL);
+    }
+}
+
+/* Through buffers of the kernel's type, one per operand. They live on the
+ * heap: a Python thread may have as little as 32 KiB of stack. Small calls,
+ * and a failed allocation, use a small stack buffer. */
+static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
+    _Alignas(64) double small[FA_MAX_ARGS][FA_SMALL_BLOCK];
+    double (*heap)[FA_BLOCK] = NULL;
+    ptrdiff_t block = job->block;
+    if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK)
+        heap = aligned_alloc(64, sizeof(double[FA_MAX_ARGS][FA_BLOCK]));
+    ptrdiff_t capacity = heap ? FA_BLOCK : FA_SMALL_BLOCK;
+    if (block > capacity) block = capacity;
+    const void *in[FA_MAX_INPUTS];
+    void *out[FA_MAX_OUTPUTS];
+    for (int a = 0; a < job->nargs; a++) {
+        double *buffer = heap ? heap[a] : small[a]; /* float data uses its first half */
+        if (a < job->nin) in[a] = buffer;
+        else out[a - job->nin] = buffer;
+    }
+    for (ptrdiff_t start = begin, n; start < end; start += n) {
+        n = end - start < block ? end - start : block;
+        for (int i = 0; i < job->nin; i++)
+            job->dtype->gather(job->args[i] + start * job->steps[i], job->steps[i], (void *)in[i], n);
+        job->kernel(in, out, n, NULL);
+        for (int o = job->nin; o < job->nargs; o++)
+            job->dtype->scatter(out[o - job->nin], job->args[o] + start * job->steps[o], job->steps[o], n);
+    }
+    free(heap);
 }
 
 static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     const fa_job *job = ctx;
-    int nin = job->backward ? 2 : 1;
-    ptrdiff_t size = job->dtype == FA_F64 ? 8 : job->dtype == FA_F32 ? 4 : 2;
-    ptrdiff_t block = job->block;
-    int contiguous = job->dtype != FA_F16 && job->out_step == size && job->in_step[0] == size &&
-                     (nin == 1 || job->in_step[1] == size);
-    if (contiguous) {
-        for (ptrdiff_t start = begin, n; start < end; start += n) {
-            n = end - start < block ? end - start : block;
-            run_kernel(job, job->in[0] + start * size, nin == 2 ? job->in[1] + start * size : NULL,
-                       job->out + start * size, n);
-        }
-        return;
-    }
-    /* Gather buffers (in0, in1, out; float data uses the first half of each)
-     * live on the heap: a Python thread may have as little as 32 KiB of
-     * stack. Small calls, and a failed allocation, use a small stack buffer. */
-    _Alignas(64) double small[3][FA_SMALL_BLOCK];
-    double (*buffers)[FA_BLOCK] = NULL;
-    ptrdiff_t capacity = FA_SMALL_BLOCK;
-    if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK) {
-        buffers = aligned_alloc(64, sizeof(double[3][FA_BLOCK]));
-        if (buffers) capacity = FA_BLOCK;
-    }
-    double *in0 = buffers ? buffers[0] : small[0], *in1 = buffers ? buffers[1] : small[1];
-    double *out = buffers ? buffers[2] : small[2];
-    if (block > capacity) block = capacity;
-    for (ptrdiff_t start = begin, n; start < end; start += n) {
-        n = end - start < block ? end - start : block;
-        gather(job->dtype, job->in[0] + start * job->in_step[0], job->in_step[0], in0, n);
-        if (nin == 2) gather(job->dtype, job->in[1] + start * job->in_step[1], job->in_step[1], in1, n);
-        run_kernel(job, in0, in1, out, n);
-        scatter(job->dtype, out, job->out + start * job->out_step, job->out_step, n);
-    }
-    free(buffers);
+    if (is_contiguous(job)) run_contiguous(job, begin, end);
+    else run_gathered(job, begin, end);
 }
 
 /* The kernels' bounds (and their bit identity across ISAs) assume rounding to
@@ -201,28 +230,32 @@ static void restore_rounding(fa_rounding saved) {
 }
 #endif
 
-static void run(int op, int dtype, int backward, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps) {
-    fa_job job = {fa_kernels_current(), op, dtype, backward, {args[0], backward ? args[1] : NULL},
-                  args[backward ? 2 : 1], {steps[0], backward ? steps[1] : 0}, steps[backward ? 2 : 1], 0};
-    ptrdiff_t n = dims[0], size = dtype == FA_F64 ? 8 : dtype == FA_F32 ? 4 : 2;
-    fa_order order = job_order(&job, backward ? 2 : 1, n, size);
+static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
+    const fa_loop_spec *spec = data;
+    const fa_dtype *dtype = &dtypes[dtype_index];
+    fa_job job = {fa_kernels_current()->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
+                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0};
+    for (int a = 0; a < job.nargs; a++) {
+        job.args[a] = args[a];
+        job.steps[a] = steps[a];
+    }
+    ptrdiff_t n = dims[0];
+    fa_order order = job_order(&job, n);
     job.block = order.block;
     fa_rounding saved = round_to_nearest();
     if (order.split_ok)
-        fa_parallel_for(n, min_per_thread[op][dtype == FA_F64], FA_GRAIN, run_range, &job);
+        fa_parallel_for(n, min_per_thread[spec->op][dtype->kdtype], FA_GRAIN, run_range, &job);
     else if (n > 0)
         run_range(&job, 0, n);
     restore_rounding(saved);
 }
 
-#define FA_LOOP(direction, dtype_tag, dtype, backward)                                        \
-    void fa_loop_##direction##_##dtype_tag(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, \
-                                            void *data) {                                      \
-        run((int)(intptr_t)data, dtype, backward, args, dims, steps);                          \
-    }
-FA_LOOP(fwd, f16, FA_F16, 0)
-FA_LOOP(fwd, f32, FA_F32, 0)
-FA_LOOP(fwd, f64, FA_F64, 0)
-FA_LOOP(bwd, f16, FA_F16, 1)
-FA_LOOP(bwd, f32, FA_F32, 1)
-FA_LOOP(bwd, f64, FA_F64, 1)
+void fa_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_F16, args, dims, steps, data);
+}
+void fa_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_F32, args, dims, steps, data);
+}
+void fa_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_F64, args, dims, steps, data);
+}

@@ -10,24 +10,20 @@ import numpy as np
 import pytest
 
 import fastact as fa
+from fastact._registry import ACTIVATIONS
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 aten = torch.ops.aten
 
-TORCH = {
-    "relu": (F.relu, lambda g, x: aten.threshold_backward(g, x, 0)),
-    "gelu": (F.gelu, lambda g, x: aten.gelu_backward(g, x)),
-    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"),
-                  lambda g, x: aten.gelu_backward(g, x, approximate="tanh")),
-    "silu": (F.silu, aten.silu_backward),
-}
-FASTACT = {
-    "relu": (fa.relu, fa.relu_backward),
-    "gelu": (fa.gelu, fa.gelu_backward),
-    "gelu_tanh": (lambda x: fa.gelu(x, "tanh"), lambda g, x: fa.gelu_backward(g, x, "tanh")),
-    "silu": (fa.silu, fa.silu_backward),
-}
+# The same operation in PyTorch: the manifest's expressions in x (and g).
+TORCH = {name: a.op.torch for name, a in ACTIVATIONS.items() if a.op.torch[0]}
+
+
+def torch_eval(expression, **tensors):
+    return eval(expression, {"F": F, "aten": aten}, tensors).numpy()
+
+
 ULPS_OF_SCALE = 16
 
 
@@ -53,12 +49,11 @@ def _inputs(dtype):
 def test_forward_and_backward_match_torch(isa, name, dtype):
     x, g = _inputs(dtype)
     torch_fwd, torch_bwd = TORCH[name]
-    ours_fwd, ours_bwd = FASTACT[name]
-    expected = torch_fwd(torch.from_numpy(x)).numpy()
-    assert_close(ours_fwd(x), expected, scale=x)
-    expected = torch_bwd(torch.from_numpy(g), torch.from_numpy(x)).numpy()
+    act = ACTIVATIONS[name]
+    tx, tg = torch.from_numpy(x), torch.from_numpy(g)
+    assert_close(act.forward(x), torch_eval(torch_fwd, x=tx), scale=x)
     # the derivative's terms grow like |x|^3 in the tanh form
-    assert_close(ours_bwd(g, x), expected, scale=g * (1 + np.abs(x) ** 3))
+    assert_close(act.backward(g, x), torch_eval(torch_bwd, g=tg, x=tx), scale=g * (1 + np.abs(x) ** 3))
 
 
 def test_relu_matches_torch_bit_for_bit_on_ordinary_inputs():

@@ -25,10 +25,24 @@
 #include "fastact_loops.h"
 #include "half.h"
 
-/* struct expected { int op; double x, fwd, bwd, scale; float fwd32, bwd32, scale32; uint16_t fwd16; } */
+/* struct expected { int op, exact; double x, fwd, bwd, scale; float fwd32, bwd32, scale32; uint16_t fwd16; } */
 #include "expected.h"
 
-static const char *const op_names[FA_N_OPS] = {"relu", "gelu", "gelu_tanh", "silu"};
+#define FA_OP_NAME_(name, NAME) #name,
+static const char *const op_names[FA_N_OPS] = {FA_OPS(FA_OP_NAME_)};
+
+/* The scalar table's accurate kernels, through the generic signature. */
+static void fwd(int op, int kdtype, const void *x, void *y, ptrdiff_t n) {
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][FA_ACCURATE](in, out, n, NULL);
+}
+static void bwd(int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
+    const void *in[2] = {g, x};
+    void *out[1] = {y};
+    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][FA_ACCURATE](in, out, n, NULL);
+}
+static void *loop_data(int op, int direction) { return (void *)fa_loop_data(op, direction, FA_ACCURATE); }
 static int failures;
 
 static double ulp64(double v) {
@@ -56,21 +70,20 @@ static void check(const char *what, int op, double x, double got, double want, d
 }
 
 static void check_accuracy(void) {
-    const fa_kernels *k = &fa_kernels_scalar;
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         const struct expected *e = &expected[i];
-        int exact = e->op == FA_RELU;
+        int exact = e->exact;
         double x = e->x, one = 1.0, y, d;
-        k->fwd_f64[e->op](&x, &y, 1);
-        k->bwd_f64[e->op](&one, &x, &d, 1);
+        fwd(e->op, FA_KF64, &x, &y, 1);
+        bwd(e->op, FA_KF64, &one, &x, &d, 1);
         check("fwd_f64", e->op, x, y, e->fwd, exact ? 0.0 : 2 * ulp64(e->fwd));
         check("bwd_f64", e->op, x, d, e->bwd, exact ? 0.0 : 4 * ulp64(e->scale));
 
         float x32 = (float)e->x, one32 = 1.0f, y32, d32;
         if ((double)x32 != e->x && isfinite(e->x)) continue; /* the float32 rows use float32 points */
-        k->fwd_f32[e->op](&x32, &y32, 1);
-        k->bwd_f32[e->op](&one32, &x32, &d32, 1);
+        fwd(e->op, FA_KF32, &x32, &y32, 1);
+        bwd(e->op, FA_KF32, &one32, &x32, &d32, 1);
         check("fwd_f32", e->op, x, y32, e->fwd32, exact ? 0.0 : ulp32(e->fwd32));
         check("bwd_f32", e->op, x, d32, e->bwd32, exact ? 0.0 : 2 * ulp32(e->scale32));
 
@@ -79,7 +92,7 @@ static void check_accuracy(void) {
         if (fa_half_to_float(h) != x32) continue;
         char *args[2] = {(char *)&h, (char *)&out};
         ptrdiff_t dims[1] = {1}, steps[2] = {2, 2};
-        fa_loop_fwd_f16(args, dims, steps, (void *)(intptr_t)e->op);
+        fa_loop_f16(args, dims, steps, loop_data(e->op, FA_FWD));
         float got16 = fa_half_to_float(out), want16 = fa_half_to_float(e->fwd16);
         /* one float16 ULP: 2^-10 relative, 2^-24 in the subnormals */
         double tol16 = exact ? 0.0 : fmax(ldexp(fabs(want16), -10), 0x1p-24);
@@ -101,23 +114,23 @@ static void check_loops_and_threads(void) {
         g[i] = 1.0 + (i % 7) * 0.25;
     }
     for (int op = 0; op < FA_N_OPS; op++) {
-        fa_kernels_scalar.fwd_f64[op](x, ref, N);
-        fa_kernels_scalar.bwd_f64[op](g, x, dref, N);
+        fwd(op, FA_KF64, x, ref, N);
+        bwd(op, FA_KF64, g, x, dref, N);
         /* contiguous, over up to 4 threads */
         fa_set_num_threads(4);
         char *args[3] = {(char *)x, (char *)y, NULL};
         ptrdiff_t dims[1] = {N}, steps[3] = {8, 8, 8};
-        fa_loop_fwd_f64(args, dims, steps, (void *)(intptr_t)op);
+        fa_loop_f64(args, dims, steps, loop_data(op, FA_FWD));
         if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL threaded fwd_f64 %s\n", op_names[op]); }
         char *bargs[3] = {(char *)g, (char *)x, (char *)d};
-        fa_loop_bwd_f64(bargs, dims, steps, (void *)(intptr_t)op);
+        fa_loop_f64(bargs, dims, steps, loop_data(op, FA_BWD));
         if (!same_bits(d, dref, N * sizeof *d)) { failures++; printf("FAIL threaded bwd_f64 %s\n", op_names[op]); }
         fa_set_num_threads(1);
         /* strided input: every other element of a copy spread out */
         for (int i = N - 1; i >= 0; i--) x[2 * i] = x[i], x[2 * i + 1] = NAN;
         ptrdiff_t sdims[1] = {N}, ssteps[2] = {16, 8};
         char *sargs[2] = {(char *)x, (char *)y};
-        fa_loop_fwd_f64(sargs, sdims, ssteps, (void *)(intptr_t)op);
+        fa_loop_f64(sargs, sdims, ssteps, loop_data(op, FA_FWD));
         if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL strided fwd_f64 %s\n", op_names[op]); }
         for (int i = 0; i < N; i++) x[i] = x[2 * i];
     }
@@ -145,12 +158,11 @@ static uint64_t sweep_hash(void) {
         g32[i] = (float)g[i];
     }
     uint64_t h = 0xcbf29ce484222325ull;
-    const fa_kernels *k = &fa_kernels_scalar;
     for (int op = 0; op < FA_N_OPS; op++) {
-        k->fwd_f64[op](x, y, M), h = fnv(h, y, sizeof y);
-        k->bwd_f64[op](g, x, y, M), h = fnv(h, y, sizeof y);
-        k->fwd_f32[op](x32, y32, M), h = fnv(h, y32, sizeof y32);
-        k->bwd_f32[op](g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+        fwd(op, FA_KF64, x, y, M), h = fnv(h, y, sizeof y);
+        bwd(op, FA_KF64, g, x, y, M), h = fnv(h, y, sizeof y);
+        fwd(op, FA_KF32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+        bwd(op, FA_KF32, g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
     }
     return h;
 }
@@ -174,8 +186,8 @@ int main(void) {
     fa_isa_set(FA_ISA_SCALAR);
     int before = failures;
     check_accuracy();
-    printf("accuracy: %zu points x 4 activations, fwd/bwd in float64, float32, float16: %s\n",
-           sizeof expected / sizeof expected[0] / FA_N_OPS, failures == before ? "ok" : "FAILED");
+    printf("accuracy: %zu points x %d operations, fwd/bwd in float64, float32, float16: %s\n",
+           sizeof expected / sizeof expected[0] / FA_N_OPS, FA_N_OPS, failures == before ? "ok" : "FAILED");
     check_loops_and_threads();
     printf("sweep hash %016llx\n", (unsigned long long)sweep_hash());
     printf("%s\n", failures ? "selftest FAILED" : "selftest passed");

@@ -153,8 +153,9 @@ cat >"$work/run/call_avx2.py" <<'EOF'
 import ctypes, numpy as np, fastact
 lib = ctypes.CDLL(fastact._ext.__file__)
 x = np.linspace(-3, 3, 16); y = np.empty_like(x)
-ptr = ctypes.POINTER(ctypes.c_double)
-lib.fa_gelu_fwd_f64_avx2(x.ctypes.data_as(ptr), y.ctypes.data_as(ptr), ctypes.c_ssize_t(x.size))
+# every kernel: (const void *const *in, void *const *out, ptrdiff_t n, const void *params)
+inputs, outputs = (ctypes.c_void_p * 1)(x.ctypes.data), (ctypes.c_void_p * 1)(y.ctypes.data)
+lib.fa_gelu_fwd_f64_avx2(inputs, outputs, ctypes.c_ssize_t(x.size), None)
 print("ran the AVX2 kernel:", y[:2])
 EOF
 

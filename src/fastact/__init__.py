@@ -19,50 +19,16 @@ try:
 except _NotFound:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["gelu", "gelu_backward", "silu", "silu_backward", "relu", "relu_backward", "isa",
-           "available_isas", "set_isa", "get_num_threads", "set_num_threads", "ufuncs",
-           "__version__"]
+__all__ = list(_ext.PUBLIC) + ["isa", "available_isas", "set_isa", "get_num_threads",
+                              "set_num_threads", "ufuncs", "__version__"]
 
 
 
-def _bad_approximate(name, approximate):
-    return ValueError(f"fastact.{name}: approximate must be 'none' or 'tanh', not {approximate!r}")
-
-
-def _describe(arg):
-    """The input's dtype, without converting containers (that may be what failed)."""
-    dtype = getattr(arg, "dtype", None)
-    if dtype is None and isinstance(arg, (int, float, complex, str, bytes)):
-        dtype = _np.asarray(arg).dtype
-    return str(dtype) if dtype is not None else type(arg).__name__
-
-
-def _named(name, exc, args):
-    """NumPy's TypeError/ValueError, prefixed with our function's name and the input dtypes."""
-    kind = TypeError if isinstance(exc, TypeError) else ValueError
-    inputs = ", ".join(_describe(a) for a in args)
-    return kind(f"fastact.{name}: {exc} (inputs: {inputs})")
-
-
-# The public functions: compiled bodies (_ext.make_*) over the ufuncs. On a
-# 100-element array a call costs about as much as the kernel, so every
-# Python-level step counts: flat bodies, no empty **kwargs expansion, out=
-# passed only when given.
-gelu = _ext.make_gelu(
-    "gelu", _ext.make_unary("gelu", ufuncs.gelu, "", _named),
-    _ext.make_unary("gelu", ufuncs.gelu_tanh, "", _named),
-    "GELU: x·Φ(x), or with ``approximate=\"tanh\"`` 0.5x(1+tanh(√(2/π)(x+0.044715x³))).\n\n"
-    "Extra keywords (``where=``, ``dtype=``, ``casting=``) go to the ufunc.", _bad_approximate)
-gelu_backward = _ext.make_gelu_backward(
-    "gelu_backward", _ext.make_binary("gelu_backward", ufuncs.gelu_backward, "", _named),
-    _ext.make_binary("gelu_backward", ufuncs.gelu_tanh_backward, "", _named),
-    "grad_output · gelu'(x) (the exact or the tanh form's derivative).", _bad_approximate)
-silu = _ext.make_unary("silu", ufuncs.silu, "SiLU / Swish: x·σ(x).", _named)
-silu_backward = _ext.make_binary("silu_backward", ufuncs.silu_backward,
-                                 "grad_output · σ(x)(1 + x(1 - σ(x))).", _named)
-relu = _ext.make_unary("relu", ufuncs.relu, "max(x, 0); NaN stays NaN and relu(-0.0) is +0.0.", _named)
-relu_backward = _ext.make_binary("relu_backward", ufuncs.relu_backward,
-                                 "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN.", _named)
+# The public functions, compiled from the manifest (_manifest.py, _ops.pxi).
+for _name in _ext.PUBLIC:
+    globals()[_name] = getattr(_ext, _name)
+    globals()[_name].__module__ = "fastact"
+del _name
 
 
 # ---- kernel sets -----------------------------------------------------------

@@ -1,8 +1,7 @@
-# Declarations of the C side (src_c/fastact.h, src_c/fastact_loops.h).
+# Declarations of the C side (src_c/fastact.h, src_c/fastact_loops.h). The
+# operations themselves come from the manifest, in the generated _ops.pxi.
 
 cdef extern from "fastact.h" nogil:
-    ctypedef enum fa_op:
-        FA_RELU, FA_GELU, FA_GELU_TANH, FA_SILU, FA_N_OPS
     ctypedef enum fa_isa:
         FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_N_ISAS
     const char *fa_isa_name(int isa)
@@ -14,11 +13,9 @@ cdef extern from "fastact.h" nogil:
     void fa_set_num_threads(int n)
 
 cdef extern from "fastact_loops.h" nogil:
-    void fa_loop_fwd_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    void fa_loop_fwd_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    void fa_loop_fwd_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    void fa_loop_bwd_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    void fa_loop_bwd_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    void fa_loop_bwd_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    void fa_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    void fa_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    const void *fa_loop_data(int op, int direction, int tier)
     Py_ssize_t fa_thread_threshold(int op, int f64)
     void fa_set_thread_threshold(int op, int f64, Py_ssize_t n)

@@ -76,22 +76,30 @@ def _backward_scale(x, name):
         return _limits(x, np.abs(gate) + np.abs(slope), 1.0, 0.0)
 
 
-def _gelu_name(approximate):
-    return "gelu_tanh" if approximate == "tanh" else "gelu"
+def gelu(x):
+    return _forward(x, "gelu")
 
 
-def gelu(x, approximate="none"):
-    return _forward(x, _gelu_name(approximate))
+def gelu_backward(grad_output, x):
+    return _backward(grad_output, x, "gelu")
 
 
-def gelu_backward(grad_output, x, approximate="none"):
-    return _backward(grad_output, x, _gelu_name(approximate))
-
-
-def gelu_backward_scale(x, approximate="none"):
+def gelu_backward_scale(x):
     """|g(x)| + |x g'(x)|: the size of gelu'(x)'s largest term, the unit its
     error is stated in (near the derivative's root the result itself is tiny)."""
-    return _backward_scale(x, _gelu_name(approximate))
+    return _backward_scale(x, "gelu")
+
+
+def gelu_tanh(x):
+    return _forward(x, "gelu_tanh")
+
+
+def gelu_tanh_backward(grad_output, x):
+    return _backward(grad_output, x, "gelu_tanh")
+
+
+def gelu_tanh_backward_scale(x):
+    return _backward_scale(x, "gelu_tanh")
 
 
 def silu(x):

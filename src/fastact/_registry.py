@@ -1,41 +1,48 @@
-"""One table of every activation, shared by the tests, the benchmarks and the
-CLI, so adding a function means adding one entry here (plus its kernel)."""
+"""Every operation as the tests, benchmarks and CLI use it: the manifest's
+rows (_manifest.py) joined with the public functions and the float64
+references (_reference.py, found by name: NAME, NAME_backward and, for
+smooth functions, NAME_backward_scale)."""
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
 
+import fastact
+
 from . import _reference as ref
-from . import gelu, gelu_backward, relu, relu_backward, silu, silu_backward
+from ._manifest import OPS, Op
 
 
 @dataclass(frozen=True)
 class Activation:
-    name: str                       # registry key, e.g. "gelu_tanh"
-    forward: Callable               # fastact: f(x, out=None)
+    name: str                       # the op's name, e.g. "gelu_tanh"
+    op: Op                          # its manifest row
+    forward: Callable               # fastact: f(x, out=None), as users call it
     backward: Callable              # fastact: f(grad_output, x, out=None)
     ref_forward: Callable           # float64 NumPy/SciPy reference
     ref_backward: Callable
     ref_backward_scale: Optional[Callable]  # |largest term| of f'(x); None: exact function
-    torch_forward: Optional[str]    # expression on torch.nn.functional / torch.ops.aten
-    torch_backward: Optional[str]
-    exact: bool = False             # relu: results must be bit-exact
-    forward_ulp: float = 2.0        # accuracy bounds (float32 and float64)
-    backward_ulp: float = 4.0       # in ULPs of the derivative's largest term
+
+    @property
+    def exact(self):
+        return self.op.exact
+
+    @property
+    def forward_ulp(self):
+        return self.op.forward_ulp
+
+    @property
+    def backward_ulp(self):
+        return self.op.backward_ulp
 
 
-ACTIVATIONS = {
-    a.name: a for a in (
-        Activation("relu", relu, relu_backward, ref.relu, ref.relu_backward, None,
-                   "relu", "threshold_backward", exact=True, forward_ulp=0, backward_ulp=0),
-        Activation("gelu", gelu, gelu_backward, ref.gelu, ref.gelu_backward,
-                   ref.gelu_backward_scale, "gelu", "gelu_backward"),
-        Activation("gelu_tanh", partial(gelu, approximate="tanh"),
-                   partial(gelu_backward, approximate="tanh"),
-                   partial(ref.gelu, approximate="tanh"),
-                   partial(ref.gelu_backward, approximate="tanh"),
-                   partial(ref.gelu_backward_scale, approximate="tanh"),
-                   "gelu_tanh", "gelu_tanh_backward"),
-        Activation("silu", silu, silu_backward, ref.silu, ref.silu_backward,
-                   ref.silu_backward_scale, "silu", "silu_backward"),
-    )
-}
+def _activation(op):
+    forward = getattr(fastact, op.public)
+    backward = getattr(fastact, op.public + "_backward")
+    if op.form and not op.form.is_default:
+        forward = partial(forward, **{op.form.keyword: op.form.value})
+        backward = partial(backward, **{op.form.keyword: op.form.value})
+    return Activation(op.name, op, forward, backward, getattr(ref, op.name), getattr(ref, op.name + "_backward"),
+                      None if op.exact else getattr(ref, op.name + "_backward_scale"))
+
+
+ACTIVATIONS = {op.name: _activation(op) for op in OPS}

@@ -1,12 +1,12 @@
-"""The NumPy ufunc objects behind fastact's functions.
+"""The NumPy ufunc objects behind fastact's functions, one per operation and
+direction (the manifest's names: ``gelu_tanh`` is the tanh form of GELU that
+``fastact.gelu(x, approximate="tanh")`` calls).
 
 Use these directly for the full ufunc protocol (``out=``, ``where=``,
-``dtype=``, ``.at``, ``__array_ufunc__`` dispatch by Dask, xarray, ...).
-``gelu`` is the exact GELU and ``gelu_tanh`` the tanh approximation;
-``fastact.gelu(x, approximate=...)`` picks between them.
+``dtype=``, ``.at``, ``.accumulate``, ``__array_ufunc__`` dispatch by Dask,
+xarray, ...).
 """
-from ._ext import (gelu, gelu_backward, gelu_tanh, gelu_tanh_backward, relu, relu_backward, silu,
-                   silu_backward)
+from ._ext import UFUNCS as _UFUNCS
 
-__all__ = ["gelu", "gelu_backward", "gelu_tanh", "gelu_tanh_backward", "relu", "relu_backward",
-           "silu", "silu_backward"]
+globals().update(_UFUNCS)
+__all__ = list(_UFUNCS)

@@ -1,0 +1,66 @@
+"""The manifest (fastact._manifest) is the one list of operations: the
+generated files match it, and every layer offers exactly its rows."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastact as fa
+from fastact import _ext, ufuncs
+from fastact._manifest import DIRECTIONS, OPS, public_functions
+from fastact._registry import ACTIVATIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATOR = ROOT / "tools" / "gen_manifest.py"
+
+
+def test_generated_files_are_current():
+    if not GENERATOR.exists():
+        pytest.skip("tests run without the source tree's tools/")
+    done = subprocess.run([sys.executable, str(GENERATOR), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_op_has_a_ufunc_per_direction_and_nothing_else():
+    expected = [op.name + ("" if d == "fwd" else "_backward") for op in OPS for d in DIRECTIONS]
+    assert ufuncs.__all__ == expected
+    for op in OPS:
+        codes = [np.dtype(t).char for t in op.dtypes]
+        for name, nin, nout in ((op.name, len(op.inputs), len(op.outputs)),
+                                (op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs))):
+            u = getattr(ufuncs, name)
+            assert (u.nin, u.nout) == (nin, nout)
+            assert u.types == [f"{c * nin}->{c * nout}" for c in codes]
+
+
+def test_every_public_function_is_exported_and_named():
+    for name in public_functions():
+        for public in (name, name + "_backward"):
+            f = getattr(fa, public)
+            assert public in fa.__all__ and public in _ext.PUBLIC
+            assert f.__name__ == public and f.__module__ == "fastact"
+
+
+def test_one_text_documents_ufunc_and_function():
+    for op in OPS:
+        assert op.doc in getattr(ufuncs, op.name).__doc__
+        assert op.doc in getattr(fa, op.public).__doc__
+        assert op.backward_doc in getattr(ufuncs, op.name + "_backward").__doc__
+        assert op.backward_doc in getattr(fa, op.public + "_backward").__doc__
+
+
+def test_registry_has_every_op_with_a_reference():
+    assert list(ACTIVATIONS) == [op.name for op in OPS]
+    x = np.linspace(-3, 3, 7)
+    for a in ACTIVATIONS.values():
+        np.testing.assert_allclose(a.forward(x), a.ref_forward(x), rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(a.backward(np.ones(7), x), a.ref_backward(np.ones(7), x), rtol=1e-12,
+                                   atol=1e-300)
+
+
+def test_thread_thresholds_come_from_the_manifest():
+    for op in OPS:
+        assert _ext.thread_threshold(op.name, "float32") == op.min_per_thread[0]
+        assert _ext.thread_threshold(op.name, "float64") == op.min_per_thread[1]
