@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import TESTABLE_ISAS, forced_isa
-from fastact._reference import SQRT_2_OVER_PI, TANH_CUBIC
+from fastact import _reference as ref
 from fastact._registry import ACTIVATIONS
 
 # On a failure, hypothesis's pytest plugin imports its patch writer (libcst), whose
@@ -36,9 +36,7 @@ GRADS = st.sampled_from([0.0, 1.0, -1.0, 2.0, -3.0, 0.5])
 
 
 def max_abs(a, dtype):
-    # The float64 reference's tanh-form derivative computes x*x: past ~1.3e154
-    # it overflows and 0*inf gives 0 instead of 1. Stay below it.
-    return 1e150 if (a.name == "gelu_tanh" and dtype is np.float64) else None
+    return ref.valid_below(a.name, dtype)
 
 
 @st.composite
@@ -69,18 +67,8 @@ def ulp(value, dtype):
 
 def ref64_error_ulps(a, x, backward):
     """A generous bound, in ULPs, on the float64 reference's OWN error (float32
-    results are judged strictly: this is far below their ULP). exp() of a rounded
-    argument t is off by ~|t| eps relative (t = x²/2 in Φ, 2u in the tanh gate), and
-    1 - σ near 1 loses ~eps absolutely, times the factor in front of it in f'."""
-    x = np.abs(np.asarray(x, np.float64))
-    with np.errstate(over="ignore", invalid="ignore"):
-        t = {"gelu": x * x / 2,
-             "gelu_tanh": 2 * SQRT_2_OVER_PI * (x + TANH_CUBIC * x**3)}.get(a.name, 0 * x)
-        if backward:
-            t = t + {"gelu_tanh": x * 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * x * x),
-                     "silu": x}.get(a.name, 0 * x)
-    # Past t ~ 750 exp(-t) underflows and the terms these errors scale vanish.
-    return 64 + 8 * np.minimum(t, 1000)
+    results are judged strictly: this is far below their ULP)."""
+    return ref.own_error_ulps(a.name, x, backward)
 
 
 # Below this the float64 reference underflows (ndtr and expit go subnormal before

@@ -122,3 +122,28 @@ def relu(x):
 def relu_backward(grad_output, x):
     g, x = _f64(grad_output, x)
     return np.where(x > 0, g, np.where(np.isnan(x), x, 0.0))
+
+
+# ---- the references' own limits, for tests that judge fastact against them ----
+
+def own_error_ulps(name, x, backward):
+    """A generous bound, in float64 ULPs, on these references' own error at x.
+    exp() of a rounded argument t is off by ~|t| eps relative (t = x²/2 in Φ,
+    2u in the tanh gate), and 1 - σ near 1 loses ~eps absolutely, times the
+    factor in front of it in f'. Past t ~ 750 exp(-t) underflows and the
+    terms these errors scale vanish."""
+    x = np.abs(np.asarray(x, np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = {"gelu": x * x / 2,
+             "gelu_tanh": 2 * SQRT_2_OVER_PI * (x + TANH_CUBIC * x**3)}.get(name, 0 * x)
+        if backward:
+            t = t + {"gelu_tanh": x * 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * x * x),
+                     "silu": x}.get(name, 0 * x)
+    return 64 + 8 * np.minimum(t, 1000)
+
+
+def valid_below(name, dtype):
+    """|x| below which these references hold for `dtype` (None: everywhere finite).
+    The tanh form's derivative computes x*x: past ~1.3e154 it overflows and
+    0*inf gives 0 instead of 1."""
+    return 1e150 if (name == "gelu_tanh" and np.dtype(dtype) == np.float64) else None
