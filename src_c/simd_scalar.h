@@ -59,18 +59,6 @@ static inline vd vd_pow2(vd k) {
     return r;
 }
 
-/* float32 memory <-> two vd registers (2 * VD_W floats) */
-static inline void vf2_load(const float *p, vd *lo, vd *hi) { *lo = p[0]; *hi = p[1]; }
-static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
-    *lo = p[0];
-    *hi = n > 1 ? p[1] : 0.0;
-}
-static inline void vf2_store(float *p, vd lo, vd hi) { p[0] = (float)lo; p[1] = (float)hi; }
-static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
-    p[0] = (float)lo;
-    if (n > 1) p[1] = (float)hi;
-}
-
 /* stores that bypass the caches (aligned p); the scalar layer has none */
 #define FA_STREAM_ALIGN 1
 static inline void vf_stream(float *p, vf v) { *p = v; }
@@ -100,7 +88,6 @@ static inline mf vf_gt_or_nan(vf a, vf b) { return !islessequal(a, b); }
 static inline mf vf_isnan(vf a) { return isunordered(a, a); }
 static inline mf mf_or(mf a, mf b) { return a | b; }
 static inline int mf_any(mf m) { return m; }
-static inline mf mf_and(mf a, mf b) { return a & b; }
 /* 2^k for integer-valued k in [-126, 127] */
 static inline vf vf_pow2(vf k) {
     int32_t bits = ((int32_t)k + 127) << 23;
