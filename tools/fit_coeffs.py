@@ -4,16 +4,27 @@
 Run:  python tools/fit_coeffs.py            (rewrites src_c/fa_coeffs.h)
       python tools/fit_coeffs.py --check    (exit 1 if the header is stale)
 
-Each polynomial is fitted in 60-digit arithmetic (mpmath) by interpolation at
-Chebyshev nodes of its interval -- a near-minimax fit -- then rounded to
-double. The printed error is the worst relative error of the *rounded*
-coefficients over a dense grid, evaluated exactly; it excludes the rounding
-of the Horner evaluation itself, which the accuracy tests measure.
+The header holds, for the float64 kernels (double coefficients, "F64"/"D":
+target < 2^-56) and the float32 ones (coefficients rounded to float, "F":
+target < 2^-26, a sixth of a float32 ULP; the kernels compute in float lanes
+with the last step compensated):
 
-"F64" polynomials serve the float64 kernels (target < 2^-56); "F" ones
-(coefficients rounded to float) serve the float32 kernels, which compute in
-float lanes with the last Horner step compensated (target < 2^-26, a sixth of
-a float32 ULP).
+- exp(r) = 1 + r + r^2 P(r) on the reduced argument |r| <= ln2/2 + 2^-20,
+  shared by every kernel (SiLU and tanh GELU need exp(-a) and exp(-2u), exact
+  GELU exp(-a^2/2)): P by interpolation at Chebyshev nodes, a near-minimax
+  fit, then rounded.
+- exact GELU's G(a) = exp(a^2/2) Phi(-a), so that Phi(-a) = exp(-a^2/2) G(a):
+  one polynomial in v = a - mid per binade of a up to the clamp, which the
+  kernels pick per lane by in-register permutes (no division, no branch). Its
+  coefficients are rounded one at a time, the higher ones refitted to absorb
+  each rounding; c0 is kept as hi + lo.
+- the constants beyond the fits: tanh GELU's 2u = c1 x + c3 x^3 coefficients
+  as hi + lo, ln 2 split for Cody-Waite reduction, log2(e), 1/sqrt(2 pi).
+
+Fits run in 60-digit arithmetic (mpmath). The printed error is the worst
+relative error of the *rounded* coefficients over a dense grid, evaluated
+exactly; it excludes the rounding of the evaluation itself, which the
+accuracy tests measure.
 """
 import argparse
 import pathlib
@@ -25,13 +36,6 @@ import mpmath as mp
 mp.mp.dps = 60
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h"
 
-# Phi(-a) for a >= PHI_SMALL_A is exp(-a^2/2) H(t) / a with H fitted in
-# t = (a - PHI_K) / (a + PHI_K), which maps [PHI_SMALL_A, GELU_A_MAX] into (-1, 1)
-# and makes H smooth and well conditioned there; below PHI_SMALL_A,
-# Phi(-a) = 1/2 - a S(a^2) with S from the series of erf (no cancellation:
-# a S(a^2) <= 0.35 there, Phi(-a) >= 0.15).
-PHI_K = 4
-PHI_SMALL_A = 1.0
 GELU_A_MAX = 40  # gelu(-a) underflows to zero in float64 for a > 38.6
 GELU_A_MAX_F = 15  # ... and in float32 for a > 14.4
 
@@ -147,20 +151,6 @@ def exp_tail(r):
     return (mp.exp(r) - 1 - r) / (r * r)
 
 
-def phi_tail(t):
-    """H(t) = a exp(a^2/2) Phi(-a), a = PHI_K (1+t)/(1-t)."""
-    a = PHI_K * (1 + t) / (1 - t)
-    return a * mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
-
-
-def phi_small(v):
-    """S(v) = (1/2 - Phi(-a)) / a = erf(a / sqrt 2) / (2a), v = a^2."""
-    if v < mp.mpf("1e-30"):
-        return 1 / mp.sqrt(2 * mp.pi)
-    a = mp.sqrt(v)
-    return mp.erf(a / mp.sqrt(2)) / (2 * a)
-
-
 def polynomials():
     """(C name, coefficients, low part of c0, domain text, error) per polynomial.
     The error is with the low part of c0 added, as the kernels that use it do."""
@@ -171,20 +161,6 @@ def polynomials():
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
         out.append((f"FA_EXP_{tier.upper()}", c, 0.0,
                     f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err, "double"))
-    v_max = mp.mpf(PHI_SMALL_A) ** 2
-    for tier, degree in (("f64", 10),):
-        c, c0_lo = fit(phi_small, 0, v_max, degree)
-        err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
-        out.append((f"FA_PHI_SMALL_{tier.upper()}", c, c0_lo,
-                    f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err, "double"))
-    t_min = mp.mpf(PHI_SMALL_A - PHI_K) / (PHI_SMALL_A + PHI_K)
-    t_max = mp.mpf(GELU_A_MAX - PHI_K) / (GELU_A_MAX + PHI_K)
-    for tier, degree in (("f64", 24),):
-        c, c0_lo = fit(phi_tail, t_min, t_max, degree)
-        err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
-        out.append((f"FA_PHI_TAIL_{tier.upper()}", c, c0_lo,
-                    f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
-                    f"a in [{PHI_SMALL_A}, {GELU_A_MAX}], degree {degree}", err, "double"))
     # float32 kernels, in float lanes
     c, _ = fit_float(exp_tail, -r_max, r_max, 5)
     err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
@@ -227,8 +203,6 @@ def render():
         "#ifndef FA_COEFFS_H",
         "#define FA_COEFFS_H",
         "",
-        f"#define FA_PHI_K {PHI_K}.0",
-        f"#define FA_PHI_SMALL_A {PHI_SMALL_A}",
         f"#define FA_GELU_A_MAX {GELU_A_MAX}.0",
         f"#define FA_GELU_A_MAX_F {GELU_A_MAX_F}.0f",
         "",
