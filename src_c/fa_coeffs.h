@@ -2,8 +2,34 @@
 #ifndef FA_COEFFS_H
 #define FA_COEFFS_H
 
+/* Thresholds on a = |x|, float64 then float32 (_F). A_MAX: from there on
+ * every output is saturated (f(-a), f'(-a) round to -0; f(a) = a, f'(a) = 1),
+ * so the kernels clamp a there, which keeps every intermediate finite.
+ * A_FAST: below it (and from TINY up) the 2^k of exp(h) = p 2^k (h = -a,
+ * -2u or -a^2/2) and the results are normal, so the kernels' fast variant
+ * serves the lane. tools/fit_coeffs.py computes the limits quoted and checks
+ * each value against them. */
+/* SiLU: f(-a), f'(-a) round to -0 from a = 751.8 (float32: 108.7) */
+#define FA_SILU_A_MAX 760.0
+#define FA_SILU_A_MAX_F 110.0f
+/* SiLU: 2^k and the results stay normal below a = 708.7 (float32: 87.68) */
+#define FA_SILU_A_FAST 708.0
+#define FA_SILU_A_FAST_F 87.0f
+/* tanh GELU: f(-a), f'(-a) round to -0 from a = 21.59 (float32: 10.89) */
+#define FA_GELU_TANH_A_MAX 22.0
+#define FA_GELU_TANH_A_MAX_F 11.0f
+/* tanh GELU: 2^k and the results stay normal below a = 21.15 (float32: 10.02) */
+#define FA_GELU_TANH_A_FAST 21.0
+#define FA_GELU_TANH_A_FAST_F 9.5f
+/* GELU: f(-a), f'(-a) round to -0 from a = 38.67 (float32: 14.54) */
 #define FA_GELU_A_MAX 40.0
 #define FA_GELU_A_MAX_F 15.0f
+/* GELU: 2^k and the results stay normal below a = 37.62 (float32: 13.15) */
+#define FA_GELU_A_FAST 37.0
+#define FA_GELU_A_FAST_F 13.0f
+/* a/2 is subnormal below TINY: fa_tiny_magnitude decides its rounding ties */
+#define FA_TINY 0x1p-1021
+#define FA_TINY_F 0x1p-125f
 
 #define FA_TANH_C1_HI 0x1.9884533d43651p+0 /* 1.5957691216057308 */
 #define FA_TANH_C1_LO -0x1.cbc0d30ebfd15p-54 /* -9.96930880911092e-17 */

@@ -33,11 +33,27 @@ import sys
 
 import mpmath as mp
 
-mp.mp.dps = 60
+DPS = 60  # digits of every computation here (main() sets them; importing changes nothing)
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h"
 
-GELU_A_MAX = 40  # gelu(-a) underflows to zero in float64 for a > 38.6
-GELU_A_MAX_F = 15  # ... and in float32 for a > 14.4
+# Thresholds on a = |x|, float64 and float32 (_F): the one place they are
+# typed. fa_coeffs.h gets them as FA_<name> (with a line saying why), and
+# tools/make_reference_data.py imports the float64 ones.
+#   A_MAX   from here on every output is saturated: f(-a) and f'(-a) round to
+#           -0, f(a) = a, f'(a) = 1. The kernels clamp a here, which keeps
+#           every intermediate finite.
+#   A_FAST  below it (and from TINY up) the 2^k of exp(h(a)) = p 2^k and the
+#           results are normal, so the kernels' fast variant serves the lane.
+# threshold_lines() checks both claims for each value.
+SILU_A_MAX, SILU_A_MAX_F = 760, 110
+SILU_A_FAST, SILU_A_FAST_F = 708, 87
+GELU_TANH_A_MAX, GELU_TANH_A_MAX_F = 22, 11
+GELU_TANH_A_FAST, GELU_TANH_A_FAST_F = 21, 9.5
+GELU_A_MAX, GELU_A_MAX_F = 40, 15
+GELU_A_FAST, GELU_A_FAST_F = 37, 13
+# a/2 is subnormal below TINY = 2^(min exponent + 1): a rounding tie there is
+# decided by f's next term (kernels_lanes.inc, fa_tiny_magnitude)
+TINY_EXPONENT, TINY_EXPONENT_F = -1021, -125
 
 
 def cheb_nodes(lo, hi, n):
@@ -168,6 +184,92 @@ def polynomials():
     return out
 
 
+def tanh_coefficients():
+    """c1, c3 with 2u = c1 x + c3 x^3: tanh GELU's gate is sigmoid(2u)."""
+    c1 = 2 * mp.sqrt(2 / mp.pi)
+    return c1, c1 * mp.mpf("0.044715")
+
+
+def exp_argument_and_tails(name, a):
+    """(h, N, T) at a >= 0 for f(x) = x g(x): the argument h(a) <= 0 of the
+    kernel's exponential, N = -f(-a) = a g(-a) and T = f'(-a) = g(-a) - a g'(a)."""
+    if name == "gelu":
+        tail = mp.erfc(a / mp.sqrt(2)) / 2
+        return -a * a / 2, a * tail, tail - a * mp.exp(-a * a / 2) / mp.sqrt(2 * mp.pi)
+    if name == "gelu_tanh":
+        c1, c3 = tanh_coefficients()
+        z, dz = c1 * a + c3 * a**3, c1 + 3 * c3 * a * a
+    else:
+        z, dz = a, 1
+    lower = 1 / (1 + mp.exp(z))  # g(-a) = sigmoid(-z)
+    return -z, a * lower, lower - a * (1 - lower) * lower * dz
+
+
+def first_where(predicate, lo, hi):
+    """The a in [lo, hi] from which the monotone predicate holds, by bisection."""
+    lo, hi = mp.mpf(lo), mp.mpf(hi)
+    assert not predicate(lo) and predicate(hi)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if predicate(mid) else (mid, hi)
+    return hi
+
+
+def threshold_lines():
+    """fa_coeffs.h's thresholds, float64 and float32, each pair after a comment
+    saying why; the claims are checked here (exactly, in mpmath)."""
+    formats = [("", -1022, 53, "double"), ("_F", -126, 24, "float")]  # min exponent, precision
+    lines = [
+        "/* Thresholds on a = |x|, float64 then float32 (_F). A_MAX: from there on",
+        " * every output is saturated (f(-a), f'(-a) round to -0; f(a) = a, f'(a) = 1),",
+        " * so the kernels clamp a there, which keeps every intermediate finite.",
+        " * A_FAST: below it (and from TINY up) the 2^k of exp(h) = p 2^k (h = -a,",
+        " * -2u or -a^2/2) and the results are normal, so the kernels' fast variant",
+        " * serves the lane. tools/fit_coeffs.py computes the limits quoted and checks",
+        " * each value against them. */",
+    ]
+
+    def literal(value, suffix):
+        return f"{float(value)!r}{'f' if suffix else ''}"
+
+    for title, name, a_max, a_fast in (
+            ("SiLU", "silu", (SILU_A_MAX, SILU_A_MAX_F), (SILU_A_FAST, SILU_A_FAST_F)),
+            ("tanh GELU", "gelu_tanh", (GELU_TANH_A_MAX, GELU_TANH_A_MAX_F),
+             (GELU_TANH_A_FAST, GELU_TANH_A_FAST_F)),
+            ("GELU", "gelu", (GELU_A_MAX, GELU_A_MAX_F), (GELU_A_FAST, GELU_A_FAST_F))):
+        saturated, normal = [], []
+        for (suffix, emin, precision, _), top, fast in zip(formats, a_max, a_fast):
+            def underflow(a, emin=emin, precision=precision):  # both round to -0
+                _, n, t = exp_argument_and_tails(name, a)
+                return max(abs(n), abs(t)) < mp.mpf(2) ** (emin - precision)
+
+            def abnormal(a, emin=emin):  # 2^k or a result below the normal range
+                h, n, t = exp_argument_and_tails(name, a)
+                return mp.nint(h / mp.log(2)) < emin or min(abs(n), abs(t)) < mp.mpf(2) ** emin
+
+            saturated.append(first_where(underflow, 2, 4 * top))
+            normal.append(first_where(abnormal, 2, 4 * top))
+            k_max = mp.nint(exp_argument_and_tails(name, mp.mpf(top))[0] / mp.log(2))
+            assert saturated[-1] <= top, (name, suffix, "A_MAX below saturation")
+            # fa_scale splits 2^k into two normal factors: k must not pass 2 emin
+            assert k_max >= 2 * emin, (name, suffix, "A_MAX too large for fa_scale")
+            assert fast <= normal[-1], (name, suffix, "A_FAST too large")
+        macro = f"FA_{name.upper()}"
+        lines.append(f"/* {title}: f(-a), f'(-a) round to -0 from a = {mp.nstr(saturated[0], 4)} "
+                     f"(float32: {mp.nstr(saturated[1], 4)}) */")
+        lines += [f"#define {macro}_A_MAX{suffix} {literal(top, suffix)}"
+                  for (suffix, *_), top in zip(formats, a_max)]
+        lines.append(f"/* {title}: 2^k and the results stay normal below a = {mp.nstr(normal[0], 4)} "
+                     f"(float32: {mp.nstr(normal[1], 4)}) */")
+        lines += [f"#define {macro}_A_FAST{suffix} {literal(fast, suffix)}"
+                  for (suffix, *_), fast in zip(formats, a_fast)]
+    lines.append("/* a/2 is subnormal below TINY: fa_tiny_magnitude decides its rounding ties */")
+    for (suffix, emin, *_), exponent in zip(formats, (TINY_EXPONENT, TINY_EXPONENT_F)):
+        assert exponent == emin + 1
+        lines.append(f"#define FA_TINY{suffix} 0x1p{exponent}{'f' if suffix else ''}")
+    return lines
+
+
 def double_double(x):
     """x as hi + lo, two doubles whose sum is x to about 2^-106."""
     hi = float(x)
@@ -176,8 +278,7 @@ def double_double(x):
 
 def constants():
     """(C name, value[, "f" for float]) of the constants the kernels need beyond the fits."""
-    c1 = 2 * mp.sqrt(2 / mp.pi)            # 2u = c1 x + c3 x^3 in the tanh form
-    c3 = c1 * mp.mpf("0.044715")
+    c1, c3 = tanh_coefficients()
     out = []
     for name, value in (("FA_TANH_C1", c1), ("FA_TANH_C3", c3)):
         hi, lo = double_double(value)
@@ -203,8 +304,7 @@ def render():
         "#ifndef FA_COEFFS_H",
         "#define FA_COEFFS_H",
         "",
-        f"#define FA_GELU_A_MAX {GELU_A_MAX}.0",
-        f"#define FA_GELU_A_MAX_F {GELU_A_MAX_F}.0f",
+        *threshold_lines(),
         "",
     ]
     lines += [f"#define {name} {value.hex()}{suffix} /* {value!r} */"
@@ -247,7 +347,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the header differs")
     args = parser.parse_args()
-    text = render()
+    with mp.workdps(DPS):
+        text = render()
     if args.check:
         if HEADER.read_text() != text:
             sys.exit(f"{HEADER} is stale: rerun tools/fit_coeffs.py")
