@@ -168,8 +168,9 @@ def exp_tail(r):
 
 
 def polynomials():
-    """(C name, coefficients, low part of c0, domain text, error) per polynomial.
-    The error is with the low part of c0 added, as the kernels that use it do."""
+    """(C name, coefficients, low part of c0, domain text, error, C type) of the
+    exp polynomials, float64 then float32. The low part of c0 is written as 0:
+    c0 is scaled by r^2 next to 1 + r, so its rounding alone is small enough."""
     out = []
     r_max = mp.log(2) / 2 + mp.mpf(2) ** -20  # |r| after reduction, plus the low part
     for tier, degree in (("f64", 10),):

@@ -40,8 +40,8 @@ OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "refer
 FMAX = np.finfo(np.float64).max
 
 # (negative a beyond which f(-a) underflows to 0: the float64 kernels' clamp,
-# a beyond which the positive side is saturated, the subnormal-result tail
-# the brief names)
+# a beyond which the positive side is saturated, an x range holding the
+# subnormal results)
 RANGES = {"gelu": (float(GELU_A_MAX), 10.0, (-39.0, -37.0)),
           "gelu_tanh": (float(GELU_TANH_A_MAX), 8.0, (-22.0, -20.0)),
           "silu": (float(SILU_A_MAX), 40.0, (-760.0, -700.0))}
