@@ -6,17 +6,20 @@
 
 Per (function, direction, dtype, threads): Gelem/s per size and implementation
 from the median time, fastact's speedup over each peer, and its throughput
-over the memory reference's. The tables need only the standard library;
---plot needs matplotlib and fastact.
+over the memory reference's. Needs fastact importable (the helpers are
+fastact._bench's, the implementations fastact._peers's); --plot also needs
+matplotlib.
 """
 import argparse
 import json
-import math
 import statistics
 from collections import defaultdict
 
-ORDER = ["fastact", "numpy", "torch", "numexpr", "onnxruntime", "jax", "memory"]
-NOT_PEERS = {"fastact", "memory"}
+from fastact._bench import gelem_per_s, plot_throughput, size_label
+from fastact._peers import IMPLS
+
+ORDER = list(IMPLS)
+NOT_PEERS = {name for name, impl in IMPLS.items() if impl.kind != "peer"}
 FIELDS = ("function", "direction", "dtype", "size", "threads", "impl")
 
 
@@ -31,15 +34,6 @@ def load(path):
         raise SystemExit(f"{path}: no fastact benchmarks in it (made by pytest benchmarks "
                          "--benchmark-json=PATH?)")
     return data, records
-
-
-def size_label(n):
-    exponent = round(math.log10(n))
-    return f"1e{exponent}" if 10 ** exponent == n else str(n)
-
-
-def gelem(record):
-    return record["size"] / record["seconds"] / 1e9
 
 
 def ordered(names):
@@ -81,12 +75,12 @@ def section(rows):
     for size in sorted(rows):
         by_impl = rows[size]
         ours = by_impl.get("fastact")
-        cells = [f"{gelem(by_impl[i]):.3g}" if i in by_impl else "—" for i in impls]
+        cells = [f"{gelem_per_s(by_impl[i]):.3g}" if i in by_impl else "—" for i in impls]
         for other in peers + ["memory"] * ("memory" in impls):
             if ours is None or other not in by_impl:
                 cells.append("—")
             elif other == "memory":
-                cells.append(f"{gelem(ours) / gelem(by_impl[other]):.2f}")
+                cells.append(f"{gelem_per_s(ours) / gelem_per_s(by_impl[other]):.2f}")
             else:
                 cells.append(f"{by_impl[other]['seconds'] / ours['seconds']:.2f}×")
         lines.append(f"| {size_label(size)} | " + " | ".join(cells) + " |")
@@ -140,8 +134,7 @@ def main():
     data, records = load(args.json)
     print(report(data, records))
     if args.plot:
-        from fastact._bench import plot_throughput   # shared with `python -m fastact bench --plot`
-        plot_throughput(records, args.plot)
+        plot_throughput(records, args.plot)   # shared with `python -m fastact bench --plot`
 
 
 if __name__ == "__main__":

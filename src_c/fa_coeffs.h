@@ -2,10 +2,34 @@
 #ifndef FA_COEFFS_H
 #define FA_COEFFS_H
 
-#define FA_PHI_K 4.0
-#define FA_PHI_SMALL_A 1.0
+/* Thresholds on a = |x|, float64 then float32 (_F). A_MAX: from there on
+ * every output is saturated (f(-a), f'(-a) round to -0; f(a) = a, f'(a) = 1),
+ * so the kernels clamp a there, which keeps every intermediate finite.
+ * A_FAST: below it (and from TINY up) the 2^k of exp(h) = p 2^k (h = -a,
+ * -2u or -a^2/2) and the results are normal, so the kernels' fast variant
+ * serves the lane. tools/fit_coeffs.py computes the limits quoted and checks
+ * each value against them. */
+/* SiLU: f(-a), f'(-a) round to -0 from a = 751.8 (float32: 108.7) */
+#define FA_SILU_A_MAX 760.0
+#define FA_SILU_A_MAX_F 110.0f
+/* SiLU: 2^k and the results stay normal below a = 708.7 (float32: 87.68) */
+#define FA_SILU_A_FAST 708.0
+#define FA_SILU_A_FAST_F 87.0f
+/* tanh GELU: f(-a), f'(-a) round to -0 from a = 21.59 (float32: 10.89) */
+#define FA_GELU_TANH_A_MAX 22.0
+#define FA_GELU_TANH_A_MAX_F 11.0f
+/* tanh GELU: 2^k and the results stay normal below a = 21.15 (float32: 10.02) */
+#define FA_GELU_TANH_A_FAST 21.0
+#define FA_GELU_TANH_A_FAST_F 9.5f
+/* GELU: f(-a), f'(-a) round to -0 from a = 38.67 (float32: 14.54) */
 #define FA_GELU_A_MAX 40.0
 #define FA_GELU_A_MAX_F 15.0f
+/* GELU: 2^k and the results stay normal below a = 37.62 (float32: 13.15) */
+#define FA_GELU_A_FAST 37.0
+#define FA_GELU_A_FAST_F 13.0f
+/* a/2 is subnormal below TINY: fa_tiny_magnitude decides its rounding ties */
+#define FA_TINY 0x1p-1021
+#define FA_TINY_F 0x1p-125f
 
 #define FA_TANH_C1_HI 0x1.9884533d43651p+0 /* 1.5957691216057308 */
 #define FA_TANH_C1_LO -0x1.cbc0d30ebfd15p-54 /* -9.96930880911092e-17 */
@@ -38,54 +62,6 @@ static const double FA_EXP_F64[11] = {
     0x1.27e4db679d0c0p-22,
     0x1.af4dddd8d7f8cp-26,
     0x1.1f72fca335d17p-29,
-};
-
-/* S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, 1.0^2], degree 10; max relative error of the rounded fit 1.61e-18 (2^-59.11). Lowest degree first. */
-#define FA_PHI_SMALL_F64_DEGREE 10
-#define FA_PHI_SMALL_F64_C0_LO -0x1.cd44427a75ef0p-56
-static const double FA_PHI_SMALL_F64[11] = {
-    0x1.9884533d43651p-2,
-    -0x1.1058377e2cedfp-4,
-    0x1.46d0429769010p-7,
-    -0x1.37403f6b93143p-10,
-    0x1.e42b0d4b14d39p-14,
-    -0x1.3ce8f9bacee1ep-17,
-    0x1.6589f17ce2693p-21,
-    -0x1.621cc567a99f7p-25,
-    0x1.380b151d37375p-29,
-    -0x1.e69d43072e1f8p-34,
-    0x1.1eb48cc19cdecp-38,
-};
-
-/* H = a exp(a^2/2) Phi(-a) in t = (a-4)/(a+4), a in [1.0, 40], degree 24; max relative error of the rounded fit 1.45e-17 (2^-55.93). Lowest degree first. */
-#define FA_PHI_TAIL_F64_DEGREE 24
-#define FA_PHI_TAIL_F64_C0_LO -0x1.992da19ec7380p-57
-static const double FA_PHI_TAIL_F64[25] = {
-    0x1.82b4bb8c94dcep-2,
-    0x1.2dda040d62d0ep-4,
-    -0x1.c41d6bcaf84cdp-4,
-    0x1.9adc525a901fcp-4,
-    -0x1.024df8efd4bb2p-4,
-    0x1.b0ffe01dbbed7p-6,
-    -0x1.691976f7e6072p-8,
-    -0x1.e4abd3e7c1b63p-11,
-    0x1.ce76f5aa45662p-11,
-    -0x1.99feee9f93edcp-15,
-    -0x1.e8a4a775b1ac4p-14,
-    0x1.16cea4aa3b8d3p-16,
-    0x1.2cd4135d4a1d7p-16,
-    -0x1.5d2fcf93b218cp-19,
-    -0x1.b79ae9e83350bp-19,
-    0x1.a3782bd6fb206p-23,
-    0x1.5bc0daff938bfp-21,
-    0x1.031df2d73a13cp-24,
-    -0x1.06c9280107d30p-23,
-    -0x1.5531875a7d2f1p-25,
-    0x1.52c89259537c6p-26,
-    0x1.f878007ae2315p-27,
-    -0x1.e224e5cbf0758p-29,
-    -0x1.d82c370e2498cp-29,
-    0x1.38dc9ed05c111p-30,
 };
 
 /* exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5; max relative error of the rounded fit 6.94e-10 (2^-30.43). Lowest degree first. */

@@ -51,18 +51,6 @@ static inline void fa_emu_mask_storeu_ps_(float *p, __mmask16 m, simde__m512 v) 
         if (m >> i & 1) p[i] = r.f32[i];
 }
 
-/* float <-> double conversions, absent from SIMDe 0.8.2: per 256-bit half,
- * with the AVX instructions that round like the AVX-512 ones (MXCSR). */
-static inline simde__m512d fa_emu_cvtps_pd_(__m256 v) {
-    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    return simde_mm512_insertf64x4(r, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), 1);
-}
-static inline __m256 fa_emu_cvtpd_ps_(simde__m512d v) {
-    __m128 lo = _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(v, 0));
-    __m128 hi = _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(v, 1));
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-}
-
 /* Fused multiply-add per 256-bit half: SIMDe fuses only when it detects FMA
  * at compile time (clang's target attributes do not tell it), and an unfused
  * a*b+c would give different bits from the real instruction. */
@@ -140,22 +128,6 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_add_epi64 simde_mm512_add_epi64
 #undef _mm512_slli_epi64
 #define _mm512_slli_epi64 simde_mm512_slli_epi64
-#undef _mm512_cvtps_pd
-#define _mm512_cvtps_pd fa_emu_cvtps_pd_
-#undef _mm512_castps512_ps256
-#define _mm512_castps512_ps256 simde_mm512_castps512_ps256
-#undef _mm512_extractf64x4_pd
-#define _mm512_extractf64x4_pd simde_mm512_extractf64x4_pd
-#undef _mm512_castps_pd
-#define _mm512_castps_pd simde_mm512_castps_pd
-#undef _mm512_castpd_ps
-#define _mm512_castpd_ps simde_mm512_castpd_ps
-#undef _mm512_castpd256_pd512
-#define _mm512_castpd256_pd512 simde_mm512_castpd256_pd512
-#undef _mm512_cvtpd_ps
-#define _mm512_cvtpd_ps fa_emu_cvtpd_ps_
-#undef _mm512_insertf64x4
-#define _mm512_insertf64x4 simde_mm512_insertf64x4
 #undef _mm512_loadu_ps
 #define _mm512_loadu_ps simde_mm512_loadu_ps
 #undef _mm512_storeu_ps

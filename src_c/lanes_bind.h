@@ -33,7 +33,7 @@
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f
 #define FA_L_MIN_EXPONENT (-126.0f)
-#define FA_L_TINY 0x1p-125f /* x/2 is subnormal below */
+#define FA_L_TINY FA_TINY_F
 #define FA_L_LOG2E FA_LOG2EF
 #define FA_L_LN2_HI FA_LN2F_HI
 #define FA_L_LN2_LO FA_LN2F_LO
@@ -43,14 +43,13 @@
 #define FA_L_TANH_C1_LO FA_TANH_C1F_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3F_HI
 #define FA_L_TANH_C3_LO FA_TANH_C3F_LO
-/* a beyond which f(-a) and f'(-a) underflow to -0 and f(a) = a; below
- * a_fast, 2^k stays normal (exp(-a), exp(-2u), exp(-a^2/2): fa_needs_care) */
-#define FA_L_SILU_A_MAX 110.0f
-#define FA_L_SILU_A_FAST 87.0f
-#define FA_L_GELU_TANH_A_MAX 11.0f
-#define FA_L_GELU_TANH_A_FAST 9.5f
+/* saturation (A_MAX) and fast-variant (A_FAST) thresholds: fa_coeffs.h */
+#define FA_L_SILU_A_MAX FA_SILU_A_MAX_F
+#define FA_L_SILU_A_FAST FA_SILU_A_FAST_F
+#define FA_L_GELU_TANH_A_MAX FA_GELU_TANH_A_MAX_F
+#define FA_L_GELU_TANH_A_FAST FA_GELU_TANH_A_FAST_F
 #define FA_L_GELU_A_MAX FA_GELU_A_MAX_F
-#define FA_L_GELU_A_FAST 13.0f
+#define FA_L_GELU_A_FAST FA_GELU_A_FAST_F
 #define VI vi
 #define v_binade_index vf_binade_index
 #define v_lookup8 vf_lookup8
@@ -91,7 +90,7 @@
 #define m_any md_any
 #define FA_L_SHIFTER 0x1.8p52
 #define FA_L_MIN_EXPONENT (-1022.0)
-#define FA_L_TINY 0x1p-1021
+#define FA_L_TINY FA_TINY
 #define FA_L_LOG2E FA_LOG2E
 #define FA_L_LN2_HI FA_LN2_HI
 #define FA_L_LN2_LO FA_LN2_LO
@@ -102,11 +101,11 @@
 #define FA_L_TANH_C3_HI FA_TANH_C3_HI
 #define FA_L_TANH_C3_LO FA_TANH_C3_LO
 #define FA_L_SILU_A_MAX FA_SILU_A_MAX
-#define FA_L_SILU_A_FAST 708.0
+#define FA_L_SILU_A_FAST FA_SILU_A_FAST
 #define FA_L_GELU_TANH_A_MAX FA_GELU_TANH_A_MAX
-#define FA_L_GELU_TANH_A_FAST 21.0
+#define FA_L_GELU_TANH_A_FAST FA_GELU_TANH_A_FAST
 #define FA_L_GELU_A_MAX FA_GELU_A_MAX
-#define FA_L_GELU_A_FAST 37.0
+#define FA_L_GELU_A_FAST FA_GELU_A_FAST
 #define VI vdi
 #define v_binade_index vd_binade_index
 #define v_lookup8 vd_lookup8

@@ -70,22 +70,6 @@ static inline vd vd_pow2(vd k) {
     return _mm256_castsi256_pd(_mm256_slli_epi64(bits, 52));
 }
 
-static inline void fa_split_(__m256 v, vd *lo, vd *hi) {
-    *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-    *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-}
-static inline __m256 fa_join_(vd lo, vd hi) {
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
-}
-static inline void vf2_load(const float *p, vd *lo, vd *hi) { fa_split_(_mm256_loadu_ps(p), lo, hi); }
-static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
-    fa_split_(_mm256_maskload_ps(p, fa_lanes_below_f_(n)), lo, hi);
-}
-static inline void vf2_store(float *p, vd lo, vd hi) { _mm256_storeu_ps(p, fa_join_(lo, hi)); }
-static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
-    _mm256_maskstore_ps(p, fa_lanes_below_f_(n), fa_join_(lo, hi));
-}
-
 /* stores that bypass the caches (p aligned to FA_STREAM_ALIGN), then a fence */
 #define FA_STREAM_ALIGN 32
 static inline void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
@@ -114,7 +98,6 @@ static inline mf vf_gt_or_nan(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NLE_
 static inline mf vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline mf mf_or(mf a, mf b) { return _mm256_or_ps(a, b); }
 static inline int mf_any(mf m) { return _mm256_movemask_ps(m) != 0; }
-static inline mf mf_and(mf a, mf b) { return _mm256_and_ps(a, b); }
 static inline vf vf_pow2(vf k) {
     __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));

@@ -57,23 +57,6 @@ static inline vd vd_pow2(vd k) {
     return _mm512_castsi512_pd(_mm512_slli_epi64(bits, 52));
 }
 
-static inline void fa_split_(__m512 v, vd *lo, vd *hi) {
-    *lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-    *hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-}
-static inline __m512 fa_join_(vd lo, vd hi) {
-    __m512d low_half = _mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo)));
-    return _mm512_castpd_ps(_mm512_insertf64x4(low_half, _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
-}
-static inline void vf2_load(const float *p, vd *lo, vd *hi) { fa_split_(_mm512_loadu_ps(p), lo, hi); }
-static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
-    fa_split_(_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p), lo, hi);
-}
-static inline void vf2_store(float *p, vd lo, vd hi) { _mm512_storeu_ps(p, fa_join_(lo, hi)); }
-static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
-    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), fa_join_(lo, hi));
-}
-
 /* stores that bypass the caches (p aligned to FA_STREAM_ALIGN), then a fence */
 #define FA_STREAM_ALIGN 64
 static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
@@ -106,7 +89,6 @@ static inline mf vf_gt_or_nan(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP
 static inline mf vf_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline mf mf_or(mf a, mf b) { return (mf)(a | b); }
 static inline int mf_any(mf m) { return m != 0; }
-static inline mf mf_and(mf a, mf b) { return (mf)(a & b); }
 static inline vf vf_pow2(vf k) {
     __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));

@@ -1,8 +1,8 @@
-/* Vector layer, scalar flavour: one lane. The algorithms in kernels.inc are
- * written against this interface; simd_avx2.h and simd_avx512.h provide the
- * same names for wider registers. Every operation is an IEEE-754 operation
- * rounded once (or a bit operation), so all ISAs give the same result for
- * each element. */
+/* Vector layer, scalar flavour: one lane. The kernels (kernels_lanes.inc for
+ * the activations, kernels.inc for ReLU) are written against this interface;
+ * simd_avx2.h and simd_avx512.h provide the same names for wider registers.
+ * Every operation is an IEEE-754 operation rounded once (or a bit operation),
+ * so all ISAs give the same result for each element. */
 #ifndef FA_SIMD_H
 #define FA_SIMD_H
 #include <math.h>
@@ -31,13 +31,15 @@ static inline vd vd_sub(vd a, vd b) { return a - b; }
 static inline vd vd_mul(vd a, vd b) { return a * b; }
 static inline vd vd_div(vd a, vd b) { return a / b; }
 static inline vd vd_fma(vd a, vd b, vd c) { return fma(a, b, c); }
-/* min(a, b) for non-NaN a; b when a is NaN is never relied upon */
+/* c - a b, rounded once */
 static inline vd vd_fnma(vd a, vd b, vd c) { return fma(-a, b, c); }
+/* min/max as the x86 instructions compute them, b when either is NaN, so
+ * that every layer agrees */
+static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
 static inline vd vd_max(vd a, vd b) { return a > b ? a : b; }
 static inline vd vd_copysign(vd mag, vd s) { return copysign(mag, s); }
 static inline md vd_gt_or_nan(vd a, vd b) { return !islessequal(a, b); }
 static inline int md_any(md m) { return m; }
-static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
 static inline vd vd_abs(vd a) { return fabs(a); }
 static inline md vd_lt(vd a, vd b) { return isless(a, b); }
 static inline md vd_gt(vd a, vd b) { return isgreater(a, b); }
@@ -59,18 +61,6 @@ static inline vd vd_pow2(vd k) {
     return r;
 }
 
-/* float32 memory <-> two vd registers (2 * VD_W floats) */
-static inline void vf2_load(const float *p, vd *lo, vd *hi) { *lo = p[0]; *hi = p[1]; }
-static inline void vf2_loadn(const float *p, ptrdiff_t n, vd *lo, vd *hi) {
-    *lo = p[0];
-    *hi = n > 1 ? p[1] : 0.0;
-}
-static inline void vf2_store(float *p, vd lo, vd hi) { p[0] = (float)lo; p[1] = (float)hi; }
-static inline void vf2_storen(float *p, vd lo, vd hi, ptrdiff_t n) {
-    p[0] = (float)lo;
-    if (n > 1) p[1] = (float)hi;
-}
-
 /* stores that bypass the caches (aligned p); the scalar layer has none */
 #define FA_STREAM_ALIGN 1
 static inline void vf_stream(float *p, vf v) { *p = v; }
@@ -86,8 +76,9 @@ static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
 static inline vf vf_div(vf a, vf b) { return a / b; }
 static inline vf vf_fma(vf a, vf b, vf c) { return fmaf(a, b, c); }
-/* min/max for non-NaN operands, as the vector instructions */
+/* c - a b, rounded once */
 static inline vf vf_fnma(vf a, vf b, vf c) { return fmaf(-a, b, c); }
+/* min/max as the x86 instructions compute them (b when either is NaN) */
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_abs(vf a) { return fabsf(a); }
@@ -100,7 +91,6 @@ static inline mf vf_gt_or_nan(vf a, vf b) { return !islessequal(a, b); }
 static inline mf vf_isnan(vf a) { return isunordered(a, a); }
 static inline mf mf_or(mf a, mf b) { return a | b; }
 static inline int mf_any(mf m) { return m; }
-static inline mf mf_and(mf a, mf b) { return a & b; }
 /* 2^k for integer-valued k in [-126, 127] */
 static inline vf vf_pow2(vf k) {
     int32_t bits = ((int32_t)k + 127) << 23;

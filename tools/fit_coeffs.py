@@ -4,16 +4,27 @@
 Run:  python tools/fit_coeffs.py            (rewrites src_c/fa_coeffs.h)
       python tools/fit_coeffs.py --check    (exit 1 if the header is stale)
 
-Each polynomial is fitted in 60-digit arithmetic (mpmath) by interpolation at
-Chebyshev nodes of its interval -- a near-minimax fit -- then rounded to
-double. The printed error is the worst relative error of the *rounded*
-coefficients over a dense grid, evaluated exactly; it excludes the rounding
-of the Horner evaluation itself, which the accuracy tests measure.
+The header holds, for the float64 kernels (double coefficients, "F64"/"D":
+target < 2^-56) and the float32 ones (coefficients rounded to float, "F":
+target < 2^-26, a sixth of a float32 ULP; the kernels compute in float lanes
+with the last step compensated):
 
-"F64" polynomials serve the float64 kernels (target < 2^-56); "F" ones
-(coefficients rounded to float) serve the float32 kernels, which compute in
-float lanes with the last Horner step compensated (target < 2^-26, a sixth of
-a float32 ULP).
+- exp(r) = 1 + r + r^2 P(r) on the reduced argument |r| <= ln2/2 + 2^-20,
+  shared by every kernel (SiLU and tanh GELU need exp(-a) and exp(-2u), exact
+  GELU exp(-a^2/2)): P by interpolation at Chebyshev nodes, a near-minimax
+  fit, then rounded.
+- exact GELU's G(a) = exp(a^2/2) Phi(-a), so that Phi(-a) = exp(-a^2/2) G(a):
+  one polynomial in v = a - mid per binade of a up to the clamp, which the
+  kernels pick per lane by in-register permutes (no division, no branch). Its
+  coefficients are rounded one at a time, the higher ones refitted to absorb
+  each rounding; c0 is kept as hi + lo.
+- the constants beyond the fits: tanh GELU's 2u = c1 x + c3 x^3 coefficients
+  as hi + lo, ln 2 split for Cody-Waite reduction, log2(e), 1/sqrt(2 pi).
+
+Fits run in 60-digit arithmetic (mpmath). The printed error is the worst
+relative error of the *rounded* coefficients over a dense grid, evaluated
+exactly; it excludes the rounding of the evaluation itself, which the
+accuracy tests measure.
 """
 import argparse
 import pathlib
@@ -22,18 +33,27 @@ import sys
 
 import mpmath as mp
 
-mp.mp.dps = 60
+DPS = 60  # digits of every computation here (main() sets them; importing changes nothing)
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h"
 
-# Phi(-a) for a >= PHI_SMALL_A is exp(-a^2/2) H(t) / a with H fitted in
-# t = (a - PHI_K) / (a + PHI_K), which maps [PHI_SMALL_A, GELU_A_MAX] into (-1, 1)
-# and makes H smooth and well conditioned there; below PHI_SMALL_A,
-# Phi(-a) = 1/2 - a S(a^2) with S from the series of erf (no cancellation:
-# a S(a^2) <= 0.35 there, Phi(-a) >= 0.15).
-PHI_K = 4
-PHI_SMALL_A = 1.0
-GELU_A_MAX = 40  # gelu(-a) underflows to zero in float64 for a > 38.6
-GELU_A_MAX_F = 15  # ... and in float32 for a > 14.4
+# Thresholds on a = |x|, float64 and float32 (_F): the one place they are
+# typed. fa_coeffs.h gets them as FA_<name> (with a line saying why), and
+# tools/make_reference_data.py imports the float64 ones.
+#   A_MAX   from here on every output is saturated: f(-a) and f'(-a) round to
+#           -0, f(a) = a, f'(a) = 1. The kernels clamp a here, which keeps
+#           every intermediate finite.
+#   A_FAST  below it (and from TINY up) the 2^k of exp(h(a)) = p 2^k and the
+#           results are normal, so the kernels' fast variant serves the lane.
+# threshold_lines() checks both claims for each value.
+SILU_A_MAX, SILU_A_MAX_F = 760, 110
+SILU_A_FAST, SILU_A_FAST_F = 708, 87
+GELU_TANH_A_MAX, GELU_TANH_A_MAX_F = 22, 11
+GELU_TANH_A_FAST, GELU_TANH_A_FAST_F = 21, 9.5
+GELU_A_MAX, GELU_A_MAX_F = 40, 15
+GELU_A_FAST, GELU_A_FAST_F = 37, 13
+# a/2 is subnormal below TINY = 2^(min exponent + 1): a rounding tie there is
+# decided by f's next term (kernels_lanes.inc, fa_tiny_magnitude)
+TINY_EXPONENT, TINY_EXPONENT_F = -1021, -125
 
 
 def cheb_nodes(lo, hi, n):
@@ -147,23 +167,10 @@ def exp_tail(r):
     return (mp.exp(r) - 1 - r) / (r * r)
 
 
-def phi_tail(t):
-    """H(t) = a exp(a^2/2) Phi(-a), a = PHI_K (1+t)/(1-t)."""
-    a = PHI_K * (1 + t) / (1 - t)
-    return a * mp.exp(a * a / 2) * mp.erfc(a / mp.sqrt(2)) / 2
-
-
-def phi_small(v):
-    """S(v) = (1/2 - Phi(-a)) / a = erf(a / sqrt 2) / (2a), v = a^2."""
-    if v < mp.mpf("1e-30"):
-        return 1 / mp.sqrt(2 * mp.pi)
-    a = mp.sqrt(v)
-    return mp.erf(a / mp.sqrt(2)) / (2 * a)
-
-
 def polynomials():
-    """(C name, coefficients, low part of c0, domain text, error) per polynomial.
-    The error is with the low part of c0 added, as the kernels that use it do."""
+    """(C name, coefficients, low part of c0, domain text, error, C type) of the
+    exp polynomials, float64 then float32. The low part of c0 is written as 0:
+    c0 is scaled by r^2 next to 1 + r, so its rounding alone is small enough."""
     out = []
     r_max = mp.log(2) / 2 + mp.mpf(2) ** -20  # |r| after reduction, plus the low part
     for tier, degree in (("f64", 10),):
@@ -171,25 +178,97 @@ def polynomials():
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
         out.append((f"FA_EXP_{tier.upper()}", c, 0.0,
                     f"exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}", err, "double"))
-    v_max = mp.mpf(PHI_SMALL_A) ** 2
-    for tier, degree in (("f64", 10),):
-        c, c0_lo = fit(phi_small, 0, v_max, degree)
-        err = max_rel_error(phi_small, c, mp.mpf("1e-40"), v_max, c0_lo=c0_lo)
-        out.append((f"FA_PHI_SMALL_{tier.upper()}", c, c0_lo,
-                    f"S(v) = (1/2 - Phi(-a))/a, v = a^2 in [0, {PHI_SMALL_A}^2], degree {degree}", err, "double"))
-    t_min = mp.mpf(PHI_SMALL_A - PHI_K) / (PHI_SMALL_A + PHI_K)
-    t_max = mp.mpf(GELU_A_MAX - PHI_K) / (GELU_A_MAX + PHI_K)
-    for tier, degree in (("f64", 24),):
-        c, c0_lo = fit(phi_tail, t_min, t_max, degree)
-        err = max_rel_error(phi_tail, c, t_min, t_max, c0_lo=c0_lo)
-        out.append((f"FA_PHI_TAIL_{tier.upper()}", c, c0_lo,
-                    f"H = a exp(a^2/2) Phi(-a) in t = (a-{PHI_K})/(a+{PHI_K}), "
-                    f"a in [{PHI_SMALL_A}, {GELU_A_MAX}], degree {degree}", err, "double"))
     # float32 kernels, in float lanes
     c, _ = fit_float(exp_tail, -r_max, r_max, 5)
     err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
     out.append(("FA_EXPF", c, 0.0, "exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5", err, "float"))
     return out
+
+
+def tanh_coefficients():
+    """c1, c3 with 2u = c1 x + c3 x^3: tanh GELU's gate is sigmoid(2u)."""
+    c1 = 2 * mp.sqrt(2 / mp.pi)
+    return c1, c1 * mp.mpf("0.044715")
+
+
+def exp_argument_and_tails(name, a):
+    """(h, N, T) at a >= 0 for f(x) = x g(x): the argument h(a) <= 0 of the
+    kernel's exponential, N = -f(-a) = a g(-a) and T = f'(-a) = g(-a) - a g'(a)."""
+    if name == "gelu":
+        tail = mp.erfc(a / mp.sqrt(2)) / 2
+        return -a * a / 2, a * tail, tail - a * mp.exp(-a * a / 2) / mp.sqrt(2 * mp.pi)
+    if name == "gelu_tanh":
+        c1, c3 = tanh_coefficients()
+        z, dz = c1 * a + c3 * a**3, c1 + 3 * c3 * a * a
+    else:
+        z, dz = a, 1
+    lower = 1 / (1 + mp.exp(z))  # g(-a) = sigmoid(-z)
+    return -z, a * lower, lower - a * (1 - lower) * lower * dz
+
+
+def first_where(predicate, lo, hi):
+    """The a in [lo, hi] from which the monotone predicate holds, by bisection."""
+    lo, hi = mp.mpf(lo), mp.mpf(hi)
+    assert not predicate(lo) and predicate(hi)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if predicate(mid) else (mid, hi)
+    return hi
+
+
+def threshold_lines():
+    """fa_coeffs.h's thresholds, float64 and float32, each pair after a comment
+    saying why; the claims are checked here (exactly, in mpmath)."""
+    formats = [("", -1022, 53, "double"), ("_F", -126, 24, "float")]  # min exponent, precision
+    lines = [
+        "/* Thresholds on a = |x|, float64 then float32 (_F). A_MAX: from there on",
+        " * every output is saturated (f(-a), f'(-a) round to -0; f(a) = a, f'(a) = 1),",
+        " * so the kernels clamp a there, which keeps every intermediate finite.",
+        " * A_FAST: below it (and from TINY up) the 2^k of exp(h) = p 2^k (h = -a,",
+        " * -2u or -a^2/2) and the results are normal, so the kernels' fast variant",
+        " * serves the lane. tools/fit_coeffs.py computes the limits quoted and checks",
+        " * each value against them. */",
+    ]
+
+    def literal(value, suffix):
+        return f"{float(value)!r}{'f' if suffix else ''}"
+
+    for title, name, a_max, a_fast in (
+            ("SiLU", "silu", (SILU_A_MAX, SILU_A_MAX_F), (SILU_A_FAST, SILU_A_FAST_F)),
+            ("tanh GELU", "gelu_tanh", (GELU_TANH_A_MAX, GELU_TANH_A_MAX_F),
+             (GELU_TANH_A_FAST, GELU_TANH_A_FAST_F)),
+            ("GELU", "gelu", (GELU_A_MAX, GELU_A_MAX_F), (GELU_A_FAST, GELU_A_FAST_F))):
+        saturated, normal = [], []
+        for (suffix, emin, precision, _), top, fast in zip(formats, a_max, a_fast):
+            def underflow(a, emin=emin, precision=precision):  # both round to -0
+                _, n, t = exp_argument_and_tails(name, a)
+                return max(abs(n), abs(t)) < mp.mpf(2) ** (emin - precision)
+
+            def abnormal(a, emin=emin):  # 2^k or a result below the normal range
+                h, n, t = exp_argument_and_tails(name, a)
+                return mp.nint(h / mp.log(2)) < emin or min(abs(n), abs(t)) < mp.mpf(2) ** emin
+
+            saturated.append(first_where(underflow, 2, 4 * top))
+            normal.append(first_where(abnormal, 2, 4 * top))
+            k_max = mp.nint(exp_argument_and_tails(name, mp.mpf(top))[0] / mp.log(2))
+            assert saturated[-1] <= top, (name, suffix, "A_MAX below saturation")
+            # fa_scale splits 2^k into two normal factors: k must not pass 2 emin
+            assert k_max >= 2 * emin, (name, suffix, "A_MAX too large for fa_scale")
+            assert fast <= normal[-1], (name, suffix, "A_FAST too large")
+        macro = f"FA_{name.upper()}"
+        lines.append(f"/* {title}: f(-a), f'(-a) round to -0 from a = {mp.nstr(saturated[0], 4)} "
+                     f"(float32: {mp.nstr(saturated[1], 4)}) */")
+        lines += [f"#define {macro}_A_MAX{suffix} {literal(top, suffix)}"
+                  for (suffix, *_), top in zip(formats, a_max)]
+        lines.append(f"/* {title}: 2^k and the results stay normal below a = {mp.nstr(normal[0], 4)} "
+                     f"(float32: {mp.nstr(normal[1], 4)}) */")
+        lines += [f"#define {macro}_A_FAST{suffix} {literal(fast, suffix)}"
+                  for (suffix, *_), fast in zip(formats, a_fast)]
+    lines.append("/* a/2 is subnormal below TINY: fa_tiny_magnitude decides its rounding ties */")
+    for (suffix, emin, *_), exponent in zip(formats, (TINY_EXPONENT, TINY_EXPONENT_F)):
+        assert exponent == emin + 1
+        lines.append(f"#define FA_TINY{suffix} 0x1p{exponent}{'f' if suffix else ''}")
+    return lines
 
 
 def double_double(x):
@@ -200,8 +279,7 @@ def double_double(x):
 
 def constants():
     """(C name, value[, "f" for float]) of the constants the kernels need beyond the fits."""
-    c1 = 2 * mp.sqrt(2 / mp.pi)            # 2u = c1 x + c3 x^3 in the tanh form
-    c3 = c1 * mp.mpf("0.044715")
+    c1, c3 = tanh_coefficients()
     out = []
     for name, value in (("FA_TANH_C1", c1), ("FA_TANH_C3", c3)):
         hi, lo = double_double(value)
@@ -227,10 +305,7 @@ def render():
         "#ifndef FA_COEFFS_H",
         "#define FA_COEFFS_H",
         "",
-        f"#define FA_PHI_K {PHI_K}.0",
-        f"#define FA_PHI_SMALL_A {PHI_SMALL_A}",
-        f"#define FA_GELU_A_MAX {GELU_A_MAX}.0",
-        f"#define FA_GELU_A_MAX_F {GELU_A_MAX_F}.0f",
+        *threshold_lines(),
         "",
     ]
     lines += [f"#define {name} {value.hex()}{suffix} /* {value!r} */"
@@ -273,7 +348,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the header differs")
     args = parser.parse_args()
-    text = render()
+    with mp.workdps(DPS):
+        text = render()
     if args.check:
         if HEADER.read_text() != text:
             sys.exit(f"{HEADER} is stale: rerun tools/fit_coeffs.py")

@@ -31,16 +31,20 @@ import zipfile
 import mpmath as mp
 import numpy as np
 
+# the kernels' thresholds are typed once, in tools/fit_coeffs.py (next to this script)
+from fit_coeffs import GELU_A_MAX, GELU_TANH_A_MAX, SILU_A_MAX
+
 DPS = 50
 SEED = 20240611
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "reference_f64.npz"
 FMAX = np.finfo(np.float64).max
 
-# (negative a beyond which f(-a) underflows to 0, a beyond which the positive
-# side is saturated, the subnormal-result tail the brief names)
-RANGES = {"gelu": (40.0, 10.0, (-39.0, -37.0)),
-          "gelu_tanh": (22.0, 8.0, (-22.0, -20.0)),
-          "silu": (760.0, 40.0, (-760.0, -700.0))}
+# (negative a beyond which f(-a) underflows to 0: the float64 kernels' clamp,
+# a beyond which the positive side is saturated, an x range holding the
+# subnormal results)
+RANGES = {"gelu": (float(GELU_A_MAX), 10.0, (-39.0, -37.0)),
+          "gelu_tanh": (float(GELU_TANH_A_MAX), 8.0, (-22.0, -20.0)),
+          "silu": (float(SILU_A_MAX), 40.0, (-760.0, -700.0))}
 
 
 # ---- exact values ----------------------------------------------------------
