@@ -62,7 +62,7 @@ class ProbingBuildExt(build_ext):
 # MSVC: C11 for _Alignas, and <stdatomic.h> (dispatch.c, threads.c), which MSVC
 # offers only behind /experimental:c11atomics (Visual Studio 2022 17.5 or later).
 extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
-    "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-unused-function", "-Wno-psabi",
+    "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-psabi",
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]
 if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:
     extra_compile_args.append("-Werror")

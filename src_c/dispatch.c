@@ -31,7 +31,7 @@ static const fa_kernels *isa_table(int isa) {
     }
 }
 
-#if defined(FA_X86_CPUID)
+#if defined(FA_X86_CPUID) && defined(FA_HAVE_X86_KERNELS)
 static uint64_t read_xcr0(void) {
     uint32_t eax, edx;
     __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));

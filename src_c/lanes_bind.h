@@ -24,7 +24,6 @@
 #define v_abs vf_abs
 #define v_copysign vf_copysign
 #define v_lt vf_lt
-#define v_gt vf_gt
 #define v_gt_or_nan vf_gt_or_nan
 #define v_isnan vf_isnan
 #define v_select vf_select
@@ -81,7 +80,6 @@
 #define v_abs vd_abs
 #define v_copysign vd_copysign
 #define v_lt vd_lt
-#define v_gt vd_gt
 #define v_gt_or_nan vd_gt_or_nan
 #define v_isnan vd_isnan
 #define v_select vd_select

@@ -21,7 +21,6 @@
 #undef v_abs
 #undef v_copysign
 #undef v_lt
-#undef v_gt
 #undef v_gt_or_nan
 #undef v_isnan
 #undef v_select

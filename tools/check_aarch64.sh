@@ -105,7 +105,7 @@ print(f"   {len(rows)} rows ({len(points)} points x {len(manifest.OPS)} operatio
 EOF
 
 # setup.py's flags (non-MSVC) with -Werror; no FA_HAVE_* macro: the scalar build
-flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Wno-psabi
+flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -Werror -Isrc_c "-I$work")
 build() {  # build CC OUT_DIR [LDFLAGS...]
     local cc=$1 out=$2; shift 2

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 
 # setup.py's extra_compile_args (non-MSVC), plus what setuptools adds for an
 # extension module (-fPIC -DNDEBUG), and -Werror.
-flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Wno-psabi
+flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -fPIC -DNDEBUG -Werror
        -DNPY_NO_DEPRECATED_API=NPY_1_25_API_VERSION -Isrc_c)
 # SIMDe's headers and Cython are build requirements (pyproject.toml), so they

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Build the extension with gcc's sanitizers and run part of the test suite
+# under them:
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer: reads and writes out
+#         of bounds (kernel tails, gather/scatter buffers, streaming stores),
+#         use after free, undefined arithmetic. Every kernel set the CPU runs
+#         plus avx512-emulated (the `isa` fixture), forward and backward,
+#         float16/32/64, contiguous and strided (gather) paths, the thread pool.
+#   tsan  ThreadSanitizer: data races in the thread pool, and between the
+#         threads that share one call (out= overlapping an input, d8c1cde).
+# Each check copies the working tree (tracked files and untracked ones git
+# does not ignore, so uncommitted changes are checked) to a temporary folder
+# and builds it there into its own virtual environment; the checkout is not
+# touched. Any sanitizer report fails the run, also one from a subprocess a
+# test started (reports go to log files that are checked after each run).
+#
+#   tools/check_sanitizers.sh
+#
+# Environment:
+#   FASTACT_SANITIZERS          which checks to run (default: "asan tsan")
+#   FASTACT_SANITIZER_SELFTEST  asan or tsan: put a known bug into the copied
+#                               sources, to see the check fail (never set in CI):
+#       asan  the contiguous loop passes the kernel one element too many
+#             (reads and writes one past the end of the arrays)
+#       tsan  out= running behind its input is split across threads again (the
+#             race fixed in d8c1cde)
+#
+# Needs gcc with its sanitizer runtimes (libasan, libubsan, libtsan), python3
+# >= 3.10 with venv, and the package index for the build and test requirements.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+checks=${FASTACT_SANITIZERS:-asan tsan}
+selftest=${FASTACT_SANITIZER_SELFTEST:-}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-sanitizers.XXXXXX")
+build_pids=()
+cleanup() {
+    for pid in "${build_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+runtime() {  # the absolute path of one of gcc's sanitizer runtimes
+    local path
+    path=$(gcc -print-file-name="$1")
+    [[ $path == /* && -e $path ]] || { echo "gcc has no $1 (install gcc's sanitizer runtimes)" >&2; exit 1; }
+    echo "$path"
+}
+
+# ---- build --------------------------------------------------------------------------
+
+# -O1, not setup.py's -O3, for ASan+UBSan (it comes last on the command line,
+# so it wins): the same checks, but the kernels compile in ~1 minute instead
+# of ~3 (UBSan at -O3 is slow on the SIMDe-emulated AVX-512 kernels), and -O1
+# is what the sanitizers' own documentation recommends. TSan keeps -O3.
+cat >"$work/gcc-O1" <<'EOF'
+#!/bin/sh
+exec gcc "$@" -O1
+EOF
+chmod +x "$work/gcc-O1"
+
+copy_tree() {  # the working tree as git sees it, minus ignored files (build/, *.so, ...)
+    mkdir -p "$1"
+    git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
+        [[ -e $f ]] && printf '%s\0' "$f"  # a tracked file deleted in the tree is gone
+    done | xargs -0 cp --parents -t "$1"
+}
+
+inject_bug() {  # name src: the self-test's known bug, in the copy only
+    local file=$2/src_c/loops.c before after
+    case $1 in
+        asan) before='job->out + start * size, n);'; after='job->out + start * size, n + 1);' ;;
+        tsan) before='if (d > 0) return (fa_order){PTRDIFF_MAX, 0};'
+              after='if (d > 0) return (fa_order){PTRDIFF_MAX, 1};' ;;
+        *) echo "FASTACT_SANITIZER_SELFTEST: asan or tsan, not '$1'" >&2; return 1 ;;
+    esac
+    grep -qF "$before" "$file" || { echo "self-test: '$before' not in loops.c (update inject_bug)" >&2; return 1; }
+    python3 - "$file" "$before" "$after" <<'PY'
+import sys
+path, before, after = sys.argv[1:]
+text = open(path).read()
+open(path, "w").write(text.replace(before, after, 1))
+PY
+    echo "self-test: injected into the copy of src_c/loops.c: $after"
+}
+
+requirements() {  # build requirements and the test extra, from pyproject.toml
+    "$1" - <<'PY'
+try:
+    import tomllib
+except ImportError:  # Python 3.10: what pyproject.toml said when this was written
+    print("setuptools>=77\nCython>=3.0\nnumpy>=2.0\nsimde-py==0.8.2.post1\npytest>=8\nhypothesis>=6\nmpmath\nscipy")
+else:
+    meta = tomllib.load(open("pyproject.toml", "rb"))
+    print("\n".join(meta["build-system"]["requires"] + meta["project"]["optional-dependencies"]["test"]))
+PY
+}
+
+build() {  # name cc cflags ldflags: venv + install, in $work/name; output to $work/name/build.log
+    local name=$1 cc=$2 cflags=$3 ldflags=$4
+    local dir=$work/$name
+    {
+        python3 -m venv "$dir/venv"
+        cd "$dir/src"
+        mapfile -t reqs < <(requirements "$dir/venv/bin/python")
+        "$dir/venv/bin/python" -m pip install -q "${reqs[@]}"
+        CC=$cc CFLAGS=$cflags LDFLAGS=$ldflags \
+            "$dir/venv/bin/python" -m pip install -q --no-build-isolation --no-deps .
+    } >"$dir/build.log" 2>&1
+}
+
+command -v gcc >/dev/null || { echo "gcc not found" >&2; exit 1; }
+echo "== sanitizer builds ($checks), in $work: $(gcc --version | head -n 1)"
+declare -A build_pid
+for name in $checks; do
+    case $name in
+        asan) cc=$work/gcc-O1
+              cflags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g"
+              ldflags="-fsanitize=address,undefined" ;;
+        tsan) cc=gcc; cflags="-fsanitize=thread -fno-omit-frame-pointer -g"; ldflags="-fsanitize=thread" ;;
+        *) echo "FASTACT_SANITIZERS: asan and/or tsan, not '$name'" >&2; exit 1 ;;
+    esac
+    copy_tree "$work/$name/src"
+    [[ $selftest != "$name" ]] || inject_bug "$name" "$work/$name/src"
+    # the two builds run side by side (setuptools compiles one file at a time)
+    build "$name" "$cc" "$cflags" "$ldflags" &
+    build_pid[$name]=$!
+    build_pids+=($!)
+done
+for name in $checks; do
+    if ! wait "${build_pid[$name]}"; then
+        echo "== $name build FAILED:" >&2
+        tail -n 60 "$work/$name/build.log" >&2
+        exit 1
+    fi
+done
+build_pids=()
+echo "   built in $((SECONDS - started)) s"
+
+# ---- test ---------------------------------------------------------------------------
+
+# The test files, among those named, that exist in the copy $1.
+present() { local dir=$1 f; shift; for f in "$@"; do [[ -e $dir/$f ]] && echo "$f"; done; true; }
+
+failed=()
+summary=()
+run_check() {  # name preload pytest-args...: pytest in the copy, sanitizer runtime preloaded
+    local name=$1 preload=$2; shift 2
+    local dir=$work/$name t0=$SECONDS status=0
+    mkdir -p "$dir/logs"
+    echo "== $name: pytest $*"
+    # Run from the copy (its conftest.py and pyproject.toml settings); the src
+    # layout means the package imported is the sanitized one in the venv.
+    # OPENBLAS_NUM_THREADS=1: no idle BLAS threads; FASTACT_NUM_THREADS unset:
+    # the tests choose their own thread counts.
+    (cd "$dir/src" && env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 LD_PRELOAD="$preload" \
+        "${launcher[@]}" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$@" 2>&1) \
+        | tee "$dir/pytest.log" || status=$?
+    local reports
+    reports=$(find "$dir/logs" -type f -size +0c | sort)
+    if [[ -n $reports ]]; then
+        echo "== $name: sanitizer reports:" >&2
+        local r; for r in $reports; do echo "--- $r" >&2; cat "$r" >&2; done
+    fi
+    local result
+    result=$(grep -E ' in [0-9.]+s' "$dir/pytest.log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
+    if [[ -n $reports ]]; then
+        failed+=("$name")
+        summary+=("$name: FAILED, $(echo "$reports" | wc -l) sanitizer report(s) (above); pytest: ${result:-no summary} [$((SECONDS - t0)) s]")
+    elif [[ $status != 0 ]]; then
+        failed+=("$name")
+        summary+=("$name: FAILED, pytest exit $status: ${result:-no summary} [$((SECONDS - t0)) s]")
+    else
+        summary+=("$name: ok, no sanitizer reports; ${result} [$((SECONDS - t0)) s]")
+    fi
+}
+
+launcher=()
+for name in $checks; do
+    case $name in
+    asan)
+        # libasan must come first in the process (python itself is not
+        # instrumented); libubsan too, for the UBSan half of the build.
+        preload="$(runtime libasan.so):$(runtime libubsan.so)"
+        # detect_leaks=0: CPython and NumPy keep allocations until exit by
+        #   design; leak reports would be theirs, not ours.
+        # allocator_may_return_null=1: an impossible allocation gives NULL
+        #   (and MemoryError) as without ASan, instead of aborting the test.
+        # PYTHONMALLOC=malloc: Python objects from malloc, not pymalloc's
+        #   arenas, so ASan also sees misuse of the objects _ext touches.
+        # UBSan: -fno-sanitize-recover already makes each report fatal.
+        export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:log_path=$work/asan/logs/asan"
+        export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$work/asan/logs/ubsan"
+        # Every test file that calls the kernels, but torch's: the `isa`
+        # fixture runs each under every kernel set; test_layout covers every
+        # length and offset (the tails), test_api every layout, dtype and
+        # out= case, test_fuzz/test_robustness overlaps and ufunc methods.
+        # test_accuracy without its 2^24-element float32 sweep (which only
+        # repeats test_layout's kernel paths, at length), test_hypothesis at
+        # the files' own example counts.
+        export PYTHONMALLOC=malloc
+        mapfile -t files < <(present "$work/asan/src" tests/test_api.py tests/test_layout.py tests/test_seeds.py \
+            tests/test_accuracy.py tests/test_hypothesis.py tests/test_robustness.py tests/test_fuzz.py)
+        run_check asan "$preload" "${files[@]}" -k "not float32_sweep"
+        unset ASAN_OPTIONS UBSAN_OPTIONS PYTHONMALLOC
+        ;;
+    tsan)
+        preload=$(runtime libtsan.so)
+        # die_after_fork=0: test_pool_works_in_forked_child forks a process
+        #   with threads and the child starts a new pool, which fastact
+        #   supports (pthread_atfork); TSan would otherwise kill the child.
+        # No suppressions: none were needed.
+        export TSAN_OPTIONS="halt_on_error=1:die_after_fork=0:second_deadlock_stack=1:log_path=$work/tsan/logs/tsan"
+        # Some kernels' address layouts (high mmap_rnd_bits) break TSan's
+        # shadow memory ("FATAL: ThreadSanitizer: unexpected memory
+        # mapping"): then run without address space randomisation.
+        launcher=()
+        if ! probe=$(cd "$work" && LD_PRELOAD=$preload TSAN_OPTIONS=halt_on_error=1 \
+                "$work/tsan/venv/bin/python" -c "import fastact" 2>&1); then
+            if [[ $probe == *"unexpected memory mapping"* ]] && setarch "$(uname -m)" -R true 2>/dev/null; then
+                echo "== tsan: unexpected memory mapping; running under setarch -R (no ASLR)"
+                launcher=(setarch "$(uname -m)" -R)
+            else
+                echo "== tsan: cannot import the TSan build:" >&2; echo "$probe" >&2; exit 1
+            fi
+        fi
+        # Every test that runs the pool or splits a call, and overlaps:
+        # all of test_fuzz and test_robustness (module names match -k).
+        mapfile -t files < <(present "$work/tsan/src" tests/test_layout.py tests/test_api.py \
+            tests/test_robustness.py tests/test_fuzz.py)
+        run_check tsan "$preload" "${files[@]}" \
+            -k "thread or overlap or concurren or pool or fork or test_robustness or test_fuzz"
+        unset TSAN_OPTIONS
+        launcher=()
+        ;;
+    esac
+done
+
+echo "== summary"
+for line in "${summary[@]}"; do echo "   $line"; done
+[[ -z $selftest ]] || echo "   (self-test: a bug was injected for $selftest; that check must have FAILED)"
+echo "== check_sanitizers.sh took $((SECONDS - started)) s"
+[[ ${#failed[@]} == 0 ]] || { echo "== sanitizer check FAILED: ${failed[*]}" >&2; exit 1; }
