@@ -15,6 +15,12 @@
 /* SiLU: 2^k and the results stay normal below a = 708.7 (float32: 87.68) */
 #define FA_SILU_A_FAST 708.0
 #define FA_SILU_A_FAST_F 87.0f
+/* sigmoid: f(-a), f'(-a) round to +0 from a = 745.1 (float32: 104.0) */
+#define FA_SIGMOID_A_MAX 760.0
+#define FA_SIGMOID_A_MAX_F 110.0f
+/* sigmoid: 2^k and the results stay normal below a = 708.4 (float32: 87.34) */
+#define FA_SIGMOID_A_FAST 708.0
+#define FA_SIGMOID_A_FAST_F 87.0f
 /* tanh GELU: f(-a), f'(-a) round to -0 from a = 21.59 (float32: 10.89) */
 #define FA_GELU_TANH_A_MAX 22.0
 #define FA_GELU_TANH_A_MAX_F 11.0f

@@ -3,18 +3,18 @@
 #define FA_OPS_H
 
 /* X(name, NAME) for every operation, in the order of every table */
-#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU)
+#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
 /* the operations whose kernels kernels_lanes.inc defines */
-#define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU)
+#define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
 /* X(name, NAME) for every precision tier, the default first */
 #define FA_TIERS(X) X(accurate, ACCURATE)
 #define FA_MAX_INPUTS 2
 #define FA_MAX_OUTPUTS 1
 
 /* {inputs, outputs} of each operation's forward and backward */
-#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}}
+#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}}
 /* elements per thread below which one thread is faster, per kernel dtype (f32, f64) */
-#define FA_OP_MIN_PER_THREAD_INIT {[FA_RELU] = {1048576, 524288}, [FA_GELU] = {32768, 4096}, [FA_GELU_TANH] = {65536, 8192}, [FA_SILU] = {65536, 16384}}
+#define FA_OP_MIN_PER_THREAD_INIT {[FA_RELU] = {1048576, 524288}, [FA_GELU] = {32768, 4096}, [FA_GELU_TANH] = {65536, 8192}, [FA_SILU] = {65536, 16384}, [FA_SIGMOID] = {65536, 16384}}
 
 /* the entries of an ISA's fa_kernels table; K(base) names the kernel */
 #define FA_KERNEL_TABLE(K) \
@@ -33,6 +33,10 @@
     [FA_SILU][FA_FWD][FA_KF32][FA_ACCURATE] = K(silu_fwd_f32), \
     [FA_SILU][FA_FWD][FA_KF64][FA_ACCURATE] = K(silu_fwd_f64), \
     [FA_SILU][FA_BWD][FA_KF32][FA_ACCURATE] = K(silu_bwd_f32), \
-    [FA_SILU][FA_BWD][FA_KF64][FA_ACCURATE] = K(silu_bwd_f64)
+    [FA_SILU][FA_BWD][FA_KF64][FA_ACCURATE] = K(silu_bwd_f64), \
+    [FA_SIGMOID][FA_FWD][FA_KF32][FA_ACCURATE] = K(sigmoid_fwd_f32), \
+    [FA_SIGMOID][FA_FWD][FA_KF64][FA_ACCURATE] = K(sigmoid_fwd_f64), \
+    [FA_SIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(sigmoid_bwd_f32), \
+    [FA_SIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(sigmoid_bwd_f64)
 
 #endif

@@ -322,11 +322,13 @@ def test_backward_broadcasts_grad_and_x(a, dtype):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
 def test_backward_at_infinities_is_grad_times_limit(a, dtype):
-    # The derivatives are 1 at +inf and 0 at -inf, so the result is g * 1 or
-    # g * 0 (NaN for an infinite g); relu_backward selects g or 0 instead.
+    # The derivatives are 1 at +inf and 0 at -inf (the manifest's limits; sigmoid's
+    # are 0 at both), so the result is g * 1 or g * 0 (NaN for an infinite g);
+    # relu_backward selects g or 0 instead.
     g = np.array([1, -5, 1e4, -3e4, np.inf, -np.inf, np.nan] * 2, dtype)
     x = np.repeat(np.array([np.inf, -np.inf], dtype), 7)
-    limit = (x > 0).astype(dtype)
+    *_, d_minus, d_plus = a.op.limits
+    limit = np.where(x > 0, d_plus, d_minus).astype(dtype)
     with np.errstate(invalid="ignore"):  # inf * 0 is NaN and rightly flags 'invalid'
         got = a.backward(g, x)
         want = np.where(x > 0, g, 0).astype(dtype) if a.exact else g * limit

@@ -42,6 +42,7 @@ def load(name, path):  # by path: the package itself is not built here
     spec.loader.exec_module(module)
     return module
 
+sys.path.insert(0, "tools")  # make_reference_data imports fit_coeffs (its thresholds) from there
 manifest = load("fastact_manifest", "src/fastact/_manifest.py")
 reference = load("fastact_reference", "src/fastact/_reference.py")       # exact ops (float64)
 mpmath_formulas = load("make_reference_data", "tools/make_reference_data.py")  # smooth ops
@@ -84,10 +85,10 @@ for op_index, row in enumerate(manifest.OPS):
         elif row.exact:
             fwd = float(getattr(reference, op)(x))
             bwd = float(getattr(reference, op + "_backward")(1.0, x)); scale = abs(bwd)
-        elif x == float("inf"):
-            fwd, bwd, scale = x, 1.0, 1.0
-        elif x == float("-inf"):
-            fwd, bwd, scale = -0.0, -0.0, 0.0
+        elif x in (float("inf"), float("-inf")):  # the manifest's limits (x g(x): inf, 1 / -0, 0)
+            f_minus, _, f_plus, d_minus, d_plus = row.limits
+            fwd, bwd = (f_plus, d_plus) if x > 0 else (f_minus, d_minus)
+            scale = abs(bwd)
         else:
             exact = terms(op, mp.mpf(x))
             fwd, bwd, scale = (float(v) for v in exact)  # nearest double

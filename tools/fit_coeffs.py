@@ -47,6 +47,8 @@ HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h
 # threshold_lines() checks both claims for each value.
 SILU_A_MAX, SILU_A_MAX_F = 760, 110
 SILU_A_FAST, SILU_A_FAST_F = 708, 87
+SIGMOID_A_MAX, SIGMOID_A_MAX_F = 760, 110
+SIGMOID_A_FAST, SIGMOID_A_FAST_F = 708, 87
 GELU_TANH_A_MAX, GELU_TANH_A_MAX_F = 22, 11
 GELU_TANH_A_FAST, GELU_TANH_A_FAST_F = 21, 9.5
 GELU_A_MAX, GELU_A_MAX_F = 40, 15
@@ -193,10 +195,14 @@ def tanh_coefficients():
 
 def exp_argument_and_tails(name, a):
     """(h, N, T) at a >= 0 for f(x) = x g(x): the argument h(a) <= 0 of the
-    kernel's exponential, N = -f(-a) = a g(-a) and T = f'(-a) = g(-a) - a g'(a)."""
+    kernel's exponential, N = -f(-a) = a g(-a) and T = f'(-a) = g(-a) - a g'(a).
+    For sigmoid, f = g: N = f(-a) = sigma(-a), T = f'(-a) = sigma(-a) sigma(a)."""
     if name == "gelu":
         tail = mp.erfc(a / mp.sqrt(2)) / 2
         return -a * a / 2, a * tail, tail - a * mp.exp(-a * a / 2) / mp.sqrt(2 * mp.pi)
+    if name == "sigmoid":  # f = g itself: f(-a) = sigma(-a), f'(-a) = sigma(-a) sigma(a)
+        lower = 1 / (1 + mp.exp(a))
+        return -a, lower, lower * (1 - lower)
     if name == "gelu_tanh":
         c1, c3 = tanh_coefficients()
         z, dz = c1 * a + c3 * a**3, c1 + 3 * c3 * a * a
@@ -235,6 +241,7 @@ def threshold_lines():
 
     for title, name, a_max, a_fast in (
             ("SiLU", "silu", (SILU_A_MAX, SILU_A_MAX_F), (SILU_A_FAST, SILU_A_FAST_F)),
+            ("sigmoid", "sigmoid", (SIGMOID_A_MAX, SIGMOID_A_MAX_F), (SIGMOID_A_FAST, SIGMOID_A_FAST_F)),
             ("tanh GELU", "gelu_tanh", (GELU_TANH_A_MAX, GELU_TANH_A_MAX_F),
              (GELU_TANH_A_FAST, GELU_TANH_A_FAST_F)),
             ("GELU", "gelu", (GELU_A_MAX, GELU_A_MAX_F), (GELU_A_FAST, GELU_A_FAST_F))):
@@ -256,7 +263,8 @@ def threshold_lines():
             assert k_max >= 2 * emin, (name, suffix, "A_MAX too large for fa_scale")
             assert fast <= normal[-1], (name, suffix, "A_FAST too large")
         macro = f"FA_{name.upper()}"
-        lines.append(f"/* {title}: f(-a), f'(-a) round to -0 from a = {mp.nstr(saturated[0], 4)} "
+        zero = "+0" if name == "sigmoid" else "-0"  # sigmoid is positive; x g(x) at x < 0 is not
+        lines.append(f"/* {title}: f(-a), f'(-a) round to {zero} from a = {mp.nstr(saturated[0], 4)} "
                      f"(float32: {mp.nstr(saturated[1], 4)}) */")
         lines += [f"#define {macro}_A_MAX{suffix} {literal(top, suffix)}"
                   for (suffix, *_), top in zip(formats, a_max)]

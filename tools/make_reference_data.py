@@ -10,13 +10,14 @@ Every value is computed at 50 digits and again at 100; the file is written
 only if the rounded results agree. Deterministic: a fixed seed and a zip
 with fixed timestamps, so a rerun reproduces the file bit for bit.
 
-Arrays, for each name in gelu, gelu_tanh, silu:
+Arrays, for each name in gelu, gelu_tanh, silu, sigmoid:
   {name}_x              float64 inputs (unique bit patterns, sorted by value)
   {name}_forward        f(x) correctly rounded to float64
   {name}_forward_rem    (exact - rounded) / ulp(rounded), in [-1/2, 1/2]
   {name}_backward       f'(x), correctly rounded
   {name}_backward_rem   as forward_rem
   {name}_scale          |g(x)| + |x g'(x)|, the size of f'(x)'s largest term
+                        (sigmoid, f = g: f'(x) = sigma(x) sigma(-x), its only term)
 and "meta", rows of (key, value) strings.
 """
 import argparse
@@ -32,7 +33,7 @@ import mpmath as mp
 import numpy as np
 
 # the kernels' thresholds are typed once, in tools/fit_coeffs.py (next to this script)
-from fit_coeffs import GELU_A_MAX, GELU_TANH_A_MAX, SILU_A_MAX
+from fit_coeffs import GELU_A_MAX, GELU_TANH_A_MAX, SIGMOID_A_MAX, SILU_A_MAX
 
 DPS = 50
 SEED = 20240611
@@ -44,7 +45,8 @@ FMAX = np.finfo(np.float64).max
 # subnormal results)
 RANGES = {"gelu": (float(GELU_A_MAX), 10.0, (-39.0, -37.0)),
           "gelu_tanh": (float(GELU_TANH_A_MAX), 8.0, (-22.0, -20.0)),
-          "silu": (float(SILU_A_MAX), 40.0, (-760.0, -700.0))}
+          "silu": (float(SILU_A_MAX), 40.0, (-760.0, -700.0)),
+          "sigmoid": (float(SIGMOID_A_MAX), 40.0, (-746.0, -700.0))}
 
 
 # ---- exact values ----------------------------------------------------------
@@ -76,6 +78,9 @@ def exact(name, x):
     """(f(x), f'(x), scale) as mpf at x, a float (taken exactly) or an mpf. The
     gate g and its complement 1 - g are each computed directly, never by subtraction."""
     x = mp.mpf(x)
+    if name == "sigmoid":  # f = g itself; f' = sigma(x) sigma(-x) is one term
+        slope = _sigmoid(x) * _sigmoid(-x)
+        return _sigmoid(x), slope, slope
     if name == "gelu":
         tail = _phi_lower(abs(x))
         gate = tail if x < 0 else 1 - tail
@@ -149,7 +154,10 @@ def _neighbours(x0, count):
 
 
 def _root(name):
-    """The root of f' (f's minimum), as the nearest double."""
+    """The root of f' (f's minimum), as the nearest double; 0 for sigmoid, whose
+    f' has none (the grids then sit where sigma is closest to 1/2)."""
+    if name == "sigmoid":
+        return 0.0
     with mp.workdps(DPS):
         guess = -1.28 if name == "silu" else -0.75
         return float(mp.findroot(lambda t: exact(name, t)[1], guess))
@@ -175,6 +183,8 @@ def inputs(name, index):
                   [1.8e19, 3.4e38, FMAX, 2.0**-149, 2.0**-126]]
     if name == "gelu":  # results just below 0.125, top of a binade: a review found 2.03 ULP here
         signed += [rng.uniform(-1.34, -1.30, 4000), [-1.3237462800639432, -1.307954557088771]]
+    if name == "sigmoid":  # tiny x: sigma(x) = 1/2 + x/4 must round correctly on both sides of 1/2
+        signed.append(_random_bits(rng, 3000, 2.0**-60, 2.0**-10))
     signed.append(rng.uniform(-3, 3, 6000))                        # dense where results are O(1)
     if name == "gelu_tanh":  # where the exponent's argument 2u is large, and x^3 overflows
         signed.append(rng.uniform(-22, 22, 3000))
@@ -235,7 +245,7 @@ def main():
         ["mpmath_dps", str(DPS)],
         ["seed", str(SEED)],
         ["rounding", "nearest-even, subnormals on the 2^-1074 grid"],
-        ["scale", "|g(x)| + |x g'(x)| for f(x) = x g(x)"],
+        ["scale", "|g(x)| + |x g'(x)| for f(x) = x g(x); sigma(x) sigma(-x) for sigmoid"],
     ])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_npz(args.out, arrays)

@@ -59,6 +59,11 @@ class Op:
     forward_ulp: float = 2.0          # bound, in ULPs of the result
     backward_ulp: float = 4.0         # bound, in ULPs of the derivative's largest term
     torch: Tuple[str, str] = ("", "")  # the same operation in PyTorch, as expressions in x, g
+    # f(-inf), f(0), f(+inf), f'(-inf), f'(+inf): the limits the special-value tests
+    # check. The default is the x·g(x) family (relu, GELU, SiLU), which grows like x:
+    # f(huge) = huge, f'(huge) = 1, and f(±tiny) is ±tiny/2 rounded (tiny or -0).
+    # A bounded function (sigmoid) saturates at its limits, and f(±tiny) = f(0).
+    limits: Tuple[float, float, float, float, float] = (-0.0, 0.0, float("inf"), 0.0, 1.0)
 
     @property
     def public(self):
@@ -94,6 +99,13 @@ OPS = (
        backward_doc="grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.",
        algorithm="lanes", cost="compute", min_per_thread=(1 << 16, 1 << 14),
        torch=("F.silu(x)", "aten.silu_backward(g, x)")),
+    Op("sigmoid",
+       doc="σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at "
+           "0, NaN gives NaN.",
+       backward_doc="grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.",
+       algorithm="lanes", cost="compute", min_per_thread=(1 << 16, 1 << 14),
+       limits=(0.0, 0.5, 1.0, 0.0, 0.0),
+       torch=("aten.sigmoid(x)", "aten.sigmoid_backward(g, aten.sigmoid(x))")),
 )
 
 OPS_BY_NAME = {op.name: op for op in OPS}

@@ -87,7 +87,9 @@ def _numpy(name, direction, g, x, y, threads):
           ("gelu_tanh", "backward"): lambda: _np_gelu_tanh(x, y, g),
           # exp beats scipy's expit here (2.8 vs 6.1 ms per 1e6 float32)
           ("silu", "forward"): lambda: _np_silu(x, y),
-          ("silu", "backward"): lambda: _np_silu(x, y, g)}.get((name, direction))
+          ("silu", "backward"): lambda: _np_silu(x, y, g),
+          ("sigmoid", "forward"): lambda: _np_sigmoid(x, y),
+          ("sigmoid", "backward"): lambda: _np_sigmoid(x, y, g)}.get((name, direction))
     if fn is not None:
         return fn
     if importlib.util.find_spec("scipy") is None:
@@ -114,6 +116,14 @@ def _np_silu(x, y, g=None):
     return np.multiply(g, s * (1 + x * (1 - s)), out=y)
 
 
+def _np_sigmoid(x, y, g=None):
+    with np.errstate(over="ignore"):   # exp(-x) = inf for x << 0 gives the right limit
+        s = 1 / (1 + np.exp(-x))
+    if g is None:
+        return np.copyto(y, s)
+    return np.multiply(g, s * (1 - s), out=y)
+
+
 def _torch(name, direction, g, x, y, threads):
     """Preallocated out= everywhere; backward through the aten ops autograd runs.
     Calling aten ops from Python adds dispatcher overhead autograd (C++) does not
@@ -127,11 +137,16 @@ def _torch(name, direction, g, x, y, threads):
             return lambda: torch.clamp_min(tx, 0, out=ty)
         if name == "silu":
             return lambda: torch._C._nn.silu(tx, out=ty)    # F.silu minus its wrapper
+        if name == "sigmoid":
+            return lambda: torch.sigmoid(tx, out=ty)
         return lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty)
     if name == "relu":
         return lambda: aten.threshold_backward.grad_input(tg, tx, 0, grad_input=ty)
     if name == "silu":
         return lambda: aten.silu_backward.grad_input(tg, tx, grad_input=ty)
+    if name == "sigmoid":   # autograd saves the forward's output and runs this on it
+        ts = torch.sigmoid(tx)
+        return lambda: aten.sigmoid_backward.grad_input(tg, ts, grad_input=ty)
     return lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate, grad_input=ty)
 
 
@@ -145,6 +160,8 @@ _NUMEXPR = {
                                " * c * (1 + 3 * a * x * x))",
     ("silu", "forward"): "x / (1 + exp(-x))",
     ("silu", "backward"): "g / (1 + exp(-x)) * (1 + x * (1 - 1 / (1 + exp(-x))))",
+    ("sigmoid", "forward"): "1 / (1 + exp(-x))",
+    ("sigmoid", "backward"): "g / (1 + exp(-x)) * (1 - 1 / (1 + exp(-x)))",
 }
 
 
@@ -176,6 +193,8 @@ def _onnx_model(name, direction, dtype):
             op("Relu", x)
         elif name == "silu":
             op("Mul", x, op("Sigmoid", x))
+        elif name == "sigmoid":
+            op("Sigmoid", x)
         else:
             op("Gelu", x, approximate="tanh" if name == "gelu_tanh" else "none")
     elif name == "relu":
@@ -183,6 +202,9 @@ def _onnx_model(name, direction, dtype):
     elif name == "silu":
         s = op("Sigmoid", x)
         op("Mul", g, op("Mul", s, op("Add", c(1), op("Mul", x, op("Sub", c(1), s)))))
+    elif name == "sigmoid":
+        s = op("Sigmoid", x)
+        op("Mul", g, op("Mul", s, op("Sub", c(1), s)))
     elif name == "gelu":
         cdf = op("Mul", c(0.5), op("Add", c(1), op("Erf", op("Mul", x, c(INV_SQRT_2)))))
         pdf = op("Mul", c(INV_SQRT_2PI), op("Exp", op("Mul", c(-0.5), op("Mul", x, x))))
@@ -269,7 +291,8 @@ def _start_jax():
 def _jax_jitted(name, direction):
     import jax
     f = {"relu": jax.nn.relu, "gelu": lambda x: jax.nn.gelu(x, approximate=False),
-         "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True), "silu": jax.nn.silu}.get(name)
+         "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True), "silu": jax.nn.silu,
+         "sigmoid": jax.nn.sigmoid}.get(name)
     if f is None:
         raise Unsupported(f"jax.nn has no {name}")
     if direction == "forward":

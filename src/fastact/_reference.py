@@ -114,6 +114,31 @@ def silu_backward_scale(x):
     return _backward_scale(x, "silu")
 
 
+def _logistic(x):
+    """σ(x) with e = exp(-|x|): e/(1 + e) for x < 0, 1/(1 + e) otherwise. Unlike
+    expit (1/(1 + exp(-x)), 0 once exp(-x) overflows), results in the float64
+    subnormal range (x < -708) stay there. Exact at ±inf, NaN passed through."""
+    e = np.exp(-np.abs(x))
+    return np.where(x < 0, e / (1 + e), 1 / (1 + e))
+
+
+def sigmoid(x):
+    """σ(x) itself, the gate (not x·g(x))."""
+    (x,) = _f64(x)
+    return _logistic(x)
+
+
+def sigmoid_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return g * sigmoid_backward_scale(x)
+
+
+def sigmoid_backward_scale(x):
+    """σ'(x) = σ(x)·σ(-x): one term, both factors accurate (no 1 - σ), 0 at ±inf."""
+    (x,) = _f64(x)
+    return _logistic(x) * _logistic(-x)
+
+
 def relu(x):
     (x,) = _f64(x)
     return np.where(np.isnan(x) | (x > 0), x, 0.0)
