@@ -187,7 +187,8 @@ static struct {
     fa_range_fn body;
     void *ctx;
     fenv_t caller_env;             /* the caller's rounding mode, FTZ/DAZ, masks */
-    _Atomic double wake_ns[2];     /* measured round trip of an empty job: [0] parked, [1] spinning */
+    _Atomic double wake_ns[2];     /* wake cost now: [0] parked, [1] spinning (followed as calls run) */
+    _Atomic double base_ns[2];     /* measured round trip of an empty job when the pool grew */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER, .in_use = ATOMIC_FLAG_INIT};
 
@@ -344,8 +345,8 @@ static void measure_wake(void) {
     }
     qsort(hot, 15, sizeof hot[0], compare_doubles);
     qsort(cold, 5, sizeof cold[0], compare_doubles);
-    pool.wake_ns[1] = hot[7];
-    pool.wake_ns[0] = cold[2] > hot[7] ? cold[2] : hot[7];
+    pool.base_ns[1] = pool.wake_ns[1] = hot[7];
+    pool.base_ns[0] = pool.wake_ns[0] = cold[2] > hot[7] ? cold[2] : hot[7];
 }
 
 /* Start workers up to `wanted` (measuring the wake cost when the pool grows);
@@ -421,8 +422,15 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
          * (before the pool exists: a guess, refined once it has started) */
         warm = pool.workers > 0 && atomic_load(&pool.spinning) >= pool.workers;
         double wake = pool.workers > 0 ? pool.wake_ns[warm ? 1 : 0] : FA_WAKE_GUESS_NS;
-        double worth = (double)rest * ps / 1000.0 / (FA_WORTH * (wake > 0 ? wake : 1.0));
+        double work = (double)rest * ps / 1000.0, worth = work / (FA_WORTH * (wake > 0 ? wake : 1.0));
         if (worth < chunks) chunks = (int)worth;
+        if (chunks <= 1 && pool.workers > 0 && work >= 2 * FA_WORTH * pool.base_ns[warm]) {
+            /* Declined only because the followed wake cost is above the one
+             * measured at start (the machine was busy): let it decay back,
+             * so that a split is tried again once in a while. */
+            _Atomic double *w = &pool.wake_ns[warm];
+            *w = pool.base_ns[warm] + 0.97 * (*w - pool.base_ns[warm]);
+        }
     }
     if (chunks > 1 && pool.workers < chunks - 1) grow_pool(chunks - 1);
     if (chunks > pool.workers + 1) chunks = pool.workers + 1;

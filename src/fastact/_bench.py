@@ -150,6 +150,8 @@ def parse_args(argv):
     # short samples: on a shared machine fewer of them are cut by a preemption
     parser.add_argument("--sample-time", type=float, default=5e-4, metavar="SECONDS",
                         help="length of one sample: short calls are looped (default 0.0005)")
+    parser.add_argument("--impls", type=_csv(str, list(IMPLS)), default=list(IMPLS),
+                        help="implementations to time, when installed (default all)")
     parser.add_argument("--oversubscribe", action="store_true",
                         help="allow --threads above the usable CPUs (marked in the output: such "
                              "numbers measure the scheduler, not the libraries)")
@@ -176,7 +178,7 @@ def oversubscription_warning(args):
 
 
 def run(args, progress=sys.stderr):
-    impls = [i for i in IMPLS if available(i)]
+    impls = [i for i in IMPLS if available(i) and i in args.impls]
     cells = [(dtype, size, name, direction, threads)
              for dtype in args.dtypes for size in args.sizes for name in args.functions
              for direction in args.directions for threads in args.threads]
