@@ -406,7 +406,7 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
     }
     ptrdiff_t begin = 0;
     unsigned ps = cost && cost->ps_per_element ? atomic_load_explicit(cost->ps_per_element, memory_order_relaxed) : 0;
-    if (fixed <= 0 && ps == 0) { /* first call of this kernel: learn its cost on the first elements */
+    if (fixed <= 0 && ps == 0 && cost && cost->ps_per_element) { /* first call: learn the cost on the first elements */
         double t = fa_now_ns();
         body(ctx, 0, FA_PROBE);
         record_cost(cost, fa_now_ns() - t, FA_PROBE);
