@@ -218,3 +218,10 @@ def test_bench_refuses_more_threads_than_cpus(capsys):
     assert args.oversubscribed == [cpus + 1]
     assert "OVERSUBSCRIBED" in oversubscription_warning(args)
     assert oversubscription_warning(parse_args(["--threads", f"1,{cpus}"])) is None
+
+
+def test_bench_default_thread_counts_fit_the_cpus():
+    from fastact._bench import parse_args
+    with forced_threads(fa._ext.cpus_available() + 3):
+        args = parse_args([])
+    assert max(args.threads) <= fa._ext.cpus_available() and not args.oversubscribed

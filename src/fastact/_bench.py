@@ -128,7 +128,7 @@ def _positive(text):
 
 
 def parse_args(argv):
-    top = fa.get_num_threads()
+    top = min(fa.get_num_threads(), fa._ext.cpus_available())  # the default never oversubscribes
     parser = argparse.ArgumentParser(
         prog="python -m fastact bench",
         description="Time fastact against every installed peer (numpy always; torch, numexpr, "
