@@ -14,7 +14,8 @@
  *    variable (it bumps `sleepers` first, under the mutex, and re-checks the
  *    word: the seq_cst store/load pairs on both sides mean that either the
  *    caller sees the sleeper or the sleeper sees the new word; no lost wakeup).
- *    Parked workers cost nothing. 100 us covers the gap between calls of a
+ *    Parked workers cost nothing. With more threads than CPUs (an explicit
+ *    request), spinners also yield the CPU every 64 pauses. 100 us covers the gap between calls of a
  *    Python loop (a few microseconds) and bounds what a worker burns once the
  *    caller moves on; OpenMP (GOMP_SPINCOUNT, KMP_BLOCKTIME) and oneTBB make
  *    the same trade with longer budgets, which hurt more on a shared 2-core VM.
@@ -176,6 +177,7 @@ static struct {
     pthread_cond_t done;           /* pending reached 0, for a parked caller */
     atomic_flag in_use;            /* held by the one caller using the pool */
     atomic_int workers;            /* threads started (changed only by the caller holding in_use) */
+    atomic_int oversubscribed;     /* more threads than CPUs: spinners yield the CPU */
     _Atomic uint64_t generation;   /* (count << FA_CHUNK_BITS) | chunks */
     atomic_int spinning;           /* workers in their active wait */
     atomic_int sleepers;           /* workers parked on `wake` */
@@ -214,7 +216,10 @@ static uint64_t wait_for_work(uint64_t seen) {
             return g;
         }
         FA_PAUSE();
-        if (i % 64 == 0 && fa_now_ns() > deadline) break;
+        if (i % 64 == 0) {
+            if (fa_now_ns() > deadline) break;
+            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
+        }
     }
     pthread_mutex_lock(&pool.lock);
     atomic_fetch_sub(&pool.spinning, 1);
@@ -300,6 +305,7 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
     for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
         FA_PAUSE();
+        if (i % 64 == 0 && atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
         if (i % 64 == 0 && fa_now_ns() > deadline) {
             pthread_mutex_lock(&pool.lock);
             atomic_store(&pool.caller_parked, 1);
@@ -370,6 +376,7 @@ static int grow_pool(int wanted) {
         }
         pool.workers++;
     }
+    atomic_store(&pool.oversubscribed, pool.workers + 1 > fa_cpus_available());
     if (pool.workers > before) measure_wake();
     return pool.workers;
 }
