@@ -13,8 +13,8 @@
 
 /* {inputs, outputs} of each operation's forward and backward */
 #define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}}
-/* elements per thread below which one thread is faster, per kernel dtype (f32, f64) */
-#define FA_OP_MIN_PER_THREAD_INIT {[FA_RELU] = {1048576, 524288}, [FA_GELU] = {32768, 4096}, [FA_GELU_TANH] = {65536, 8192}, [FA_SILU] = {65536, 16384}, [FA_SIGMOID] = {65536, 16384}}
+/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */
+#define FA_OP_NS_PER_ELEMENT_INIT {[FA_RELU] = {0.24, 0.42}, [FA_GELU] = {3.0, 16.0}, [FA_GELU_TANH] = {2.3, 5.7}, [FA_SILU] = {1.6, 3.8}, [FA_SIGMOID] = {1.6, 3.8}}
 
 /* the entries of an ISA's fa_kernels table; K(base) names the kernel */
 #define FA_KERNEL_TABLE(K) \

@@ -54,12 +54,30 @@ int fa_isa_set(int isa);                    /* returns 0, or -1 if unsupported *
 const fa_kernels *fa_kernels_current(void);
 
 /* threads.c: run body(ctx, begin, end) over [0, n) in chunks that are
- * multiples of grain, on up to fa_num_threads() threads (caller included). */
+ * multiples of grain, on up to fa_num_threads() threads (caller included),
+ * as many as the cost model finds worth their wake-up. */
 typedef void (*fa_range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end);
-void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_range_fn body, void *ctx);
+typedef struct {
+    unsigned _Atomic *ps_per_element; /* measured cost (picoseconds per element; 0: not yet), updated */
+    ptrdiff_t min_per_thread;         /* > 0: a fixed split instead (tests and measuring tools) */
+} fa_cost;
+void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range_fn body, void *ctx);
 int fa_num_threads(void);
 void fa_set_num_threads(int n);             /* n >= 1 */
-int fa_default_num_threads(void);
+void fa_set_num_threads_from(int n, int source);
+int fa_default_num_threads(void);           /* FASTACT_NUM_THREADS, or 0 */
+int fa_cpus_available(void);
+enum {
+    FA_THREADS_FROM_CPUS, FA_THREADS_FROM_FASTACT_ENV, FA_THREADS_FROM_OMP_ENV, FA_THREADS_FROM_CALL,
+    FA_THREADS_FROM_THREADPOOLCTL
+};
+int fa_thread_source(void);                 /* where fa_num_threads() came from */
+const char *fa_thread_source_name(int source);
+double fa_wake_ns(int hot);                 /* measured wake cost (0 before the pool starts) */
+double fa_now_ns(void);
+/* elements per thread below which a call of this cost per element stays on
+ * one thread, with the workers parked (the conservative case) */
+ptrdiff_t fa_min_per_thread(double ns_per_element);
 
 #ifdef __cplusplus
 }

@@ -10,8 +10,16 @@ void fa_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, voi
 void fa_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 const void *fa_loop_data(int op, int direction, int tier); /* NULL when out of range */
 
-/* elements per thread below which a call stays on one thread, per fa_op and
- * kernel dtype (f64 = 0: float32 and float16; 1: float64) */
+/* Elements per thread below which a contiguous forward call stays on one
+ * thread, per fa_op and kernel dtype (f64 = 0: float32 and float16; 1:
+ * float64): from the measured cost model (workers parked, the conservative
+ * case), or the fixed value set by fa_set_thread_threshold (n > 0; n <= 0
+ * returns to the cost model). */
 ptrdiff_t fa_thread_threshold(int op, int f64);
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n);
+/* The cost per element (ns) the model uses for a kernel under the current
+ * ISA, contiguous (gathered = 0) or through buffers: measured, or 0 when not
+ * yet measured; and the manifest's estimate. dtype: 0 float16, 1 float32, 2 float64. */
+double fa_cost_ns(int op, int direction, int dtype, int gathered);
+double fa_cost_estimate_ns(int op, int f64);
 #endif

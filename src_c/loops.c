@@ -4,6 +4,7 @@
  * gathered into a buffer, computed by the same kernel and scattered, so every
  * layout gives the same bits. Large calls are split across threads. */
 #include <fenv.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #if defined(__SSE2__) || defined(_M_X64)
@@ -21,16 +22,37 @@
 
 const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2] = FA_OP_ARITY_INIT;
 
-/* Elements per thread below which a second thread costs more than it saves
- * (waking it costs tens of microseconds on a VM), per op and kernel dtype:
- * from the manifest, measured with tools/thread_threshold.py. */
-static ptrdiff_t min_per_thread[FA_N_OPS][FA_N_KDTYPES] = FA_OP_MIN_PER_THREAD_INIT;
+/* When to split a call across threads: by cost (see threads.c). Each kernel
+ * learns its cost per element, per op, direction, tier, storage dtype, layout
+ * (contiguous or gathered) and ISA, from its own timed calls; the manifest's
+ * estimate (ns per element on one AVX2 core) only answers
+ * fa_thread_threshold before the first measurement. Tests and measuring
+ * tools may fix the elements per thread instead. */
+enum { FA_N_STORED = 3 };
+static unsigned _Atomic cost_ps[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][FA_N_STORED][2][FA_N_ISAS];
+static const double cost_estimate_ns[FA_N_OPS][FA_N_KDTYPES] = FA_OP_NS_PER_ELEMENT_INIT;
+static ptrdiff_t fixed_min_per_thread[FA_N_OPS][FA_N_KDTYPES]; /* 0: the cost model */
+
+double fa_cost_estimate_ns(int op, int f64) {
+    return op >= 0 && op < FA_N_OPS ? cost_estimate_ns[op][f64 ? FA_KF64 : FA_KF32] : -1;
+}
+
+double fa_cost_ns(int op, int direction, int dtype, int gathered) {
+    if (op < 0 || op >= FA_N_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || dtype < 0 ||
+        dtype >= FA_N_STORED)
+        return -1;
+    return atomic_load(&cost_ps[op][direction][0][dtype][gathered != 0][fa_isa_current()]) / 1000.0;
+}
 
 ptrdiff_t fa_thread_threshold(int op, int f64) {
-    return op >= 0 && op < FA_N_OPS ? min_per_thread[op][f64 ? FA_KF64 : FA_KF32] : -1;
+    if (op < 0 || op >= FA_N_OPS) return -1;
+    int kd = f64 ? FA_KF64 : FA_KF32;
+    if (fixed_min_per_thread[op][kd] > 0) return fixed_min_per_thread[op][kd];
+    double ns = fa_cost_ns(op, FA_FWD, f64 ? 2 : 1, 0);
+    return fa_min_per_thread(ns > 0 ? ns : cost_estimate_ns[op][kd]);
 }
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n) {
-    if (op >= 0 && op < FA_N_OPS && n > 0) min_per_thread[op][f64 ? FA_KF64 : FA_KF32] = n;
+    if (op >= 0 && op < FA_N_OPS) fixed_min_per_thread[op][f64 ? FA_KF64 : FA_KF32] = n > 0 ? n : 0;
 }
 
 /* ---- the dtype axis: storage type -> kernel type, size and converters ---- */
@@ -243,8 +265,12 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     fa_order order = job_order(&job, n);
     job.block = order.block;
     fa_rounding saved = round_to_nearest();
-    if (order.split_ok)
-        fa_parallel_for(n, min_per_thread[spec->op][dtype->kdtype], FA_GRAIN, run_range, &job);
+    if (order.split_ok) {
+        fa_cost cost = {&cost_ps[spec->op][spec->direction][spec->tier][dtype_index][!is_contiguous(&job)]
+                                [fa_isa_current()],
+                        fixed_min_per_thread[spec->op][dtype->kdtype]};
+        fa_parallel_for(n, &cost, FA_GRAIN, run_range, &job);
+    }
     else if (n > 0)
         run_range(&job, 0, n);
     restore_rounding(saved);

@@ -1,14 +1,47 @@
 /* A small persistent thread pool for splitting one large array across cores.
- * The caller runs the first chunk itself; workers sleep on a condition
- * variable between calls. A call made while another thread is using the
- * pool, or with too few elements, runs on the calling thread alone. Results
- * never depend on the split: every kernel is elementwise and position-free,
- * and workers run under the caller's floating-point environment (rounding,
- * flush-to-zero) and hand the exception flags they raise back to the caller,
- * where NumPy looks for them. */
+ *
+ * Design (issue 11):
+ *  - Wake path. A call publishes its job (range, grain, body, the caller's
+ *    FP environment) in plain fields, then stores a new value of one atomic
+ *    64-bit generation word; the low 16 bits of that word are the number of
+ *    chunks, so a worker learns from one atomic load whether it takes part.
+ *    Workers that finished a job watch the word in a spin loop (with the CPU's
+ *    pause/yield hint), so back-to-back calls start them in about a
+ *    microsecond, without a system call. Only if `sleepers` is nonzero does
+ *    the caller take the mutex and broadcast the condition variable.
+ *  - Spin budget. After a job a worker spins for FA_SPIN_NS (100 us) of wall
+ *    time, checking the clock every 64 pauses, then parks on the condition
+ *    variable (it bumps `sleepers` first, under the mutex, and re-checks the
+ *    word: the seq_cst store/load pairs on both sides mean that either the
+ *    caller sees the sleeper or the sleeper sees the new word; no lost wakeup).
+ *    Parked workers cost nothing. With more threads than CPUs (an explicit
+ *    request), spinners also yield the CPU every 64 pauses. 100 us covers the gap between calls of a
+ *    Python loop (a few microseconds) and bounds what a worker burns once the
+ *    caller moves on; OpenMP (GOMP_SPINCOUNT, KMP_BLOCKTIME) and oneTBB make
+ *    the same trade with longer budgets, which hurt more on a shared 2-core VM.
+ *  - Completion. Participants atomically OR the exception flags they raised
+ *    into `raised` and decrement `pending`; the caller, after its own chunk,
+ *    spins on `pending` for up to FA_CALLER_SPIN_NS, then parks the same way
+ *    (a worker descheduled on a busy machine must not cost a spinning core).
+ *  - Cost. Waking costs something: wake_ns[hot] (workers spinning) and
+ *    wake_ns[cold] (workers parked) are measured with empty jobs when the pool
+ *    starts. loops.c keeps a measured cost per element per (op, direction,
+ *    tier, dtype, layout, ISA); a call uses as many chunks as keep each chunk's
+ *    work at least FA_WORTH times the wake cost of the pool's present state.
+ *    Memory-bound ops measured in cache look cheap, so they split later: the
+ *    conservative direction. See fa_parallel_for.
+ *  - One caller at a time. A call made while another thread uses the pool runs
+ *    on its own thread (never blocks). Results never depend on the split:
+ *    every kernel is elementwise and position-free, and workers run under the
+ *    caller's floating-point environment (rounding, flush-to-zero) and hand
+ *    the exception flags they raise back to the caller, where NumPy looks.
+ *  - fork(): only the forking thread survives; the child forgets the workers
+ *    and starts fresh ones. Interpreter exit: workers are detached and never
+ *    joined, so exit() ends them wherever they are (spinning or parked). */
 #define _GNU_SOURCE
 #include <fenv.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "fastact.h"
@@ -16,24 +49,47 @@
 #define FA_MAX_THREADS 256
 
 static atomic_int requested_threads; /* 0 until first asked */
+static atomic_int threads_source;    /* fa_thread_source: where requested_threads came from */
+
+/* "8" or, for OMP_NUM_THREADS, a nesting list "8,2" (its first level): ASCII
+ * digits only, >= 1; 0 when unset or invalid. */
+static int parse_count(const char *env, int allow_list) {
+    if (!env || !(*env >= '0' && *env <= '9')) return 0;
+    char *end;
+    long n = strtol(env, &end, 10);
+    if (!(*end == '\0' || (allow_list && *end == ','))) return 0;
+    if (n < 1) return 0;
+    return n > FA_MAX_THREADS ? FA_MAX_THREADS : (int)n;
+}
 
 int fa_default_num_threads(void) {
-    const char *env = getenv("FASTACT_NUM_THREADS");
-    if (env && *env >= '0' && *env <= '9') { /* digits only, as the Python layer checks */
-        char *end;
-        long n = strtol(env, &end, 10);
-        if (*end == '\0' && n >= 1) return n > FA_MAX_THREADS ? FA_MAX_THREADS : (int)n;
+    return parse_count(getenv("FASTACT_NUM_THREADS"), 0); /* digits only, as the Python layer checks */
+}
+
+const char *fa_thread_source_name(int source) {
+    switch (source) {
+    case FA_THREADS_FROM_CPUS: return "the CPUs this process may use";
+    case FA_THREADS_FROM_FASTACT_ENV: return "FASTACT_NUM_THREADS";
+    case FA_THREADS_FROM_OMP_ENV: return "OMP_NUM_THREADS (FASTACT_NUM_THREADS unset)";
+    case FA_THREADS_FROM_CALL: return "fastact.set_num_threads()";
+    case FA_THREADS_FROM_THREADPOOLCTL: return "threadpoolctl";
+    default: return NULL;
     }
-    return 0; /* caller falls back to the CPU count */
 }
 
 #if defined(_WIN32)
 
 /* No pool on Windows yet: everything runs on the calling thread. */
 int fa_num_threads(void) { return 1; }
+int fa_thread_source(void) { return FA_THREADS_FROM_CPUS; }
+int fa_cpus_available(void) { return 1; }
 void fa_set_num_threads(int n) { (void)n; }
-void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_range_fn body, void *ctx) {
-    (void)min_per_thread;
+void fa_set_num_threads_from(int n, int source) { (void)n, (void)source; }
+double fa_wake_ns(int hot) { (void)hot; return 0; }
+ptrdiff_t fa_min_per_thread(double ns_per_element) { (void)ns_per_element; return PTRDIFF_MAX; }
+double fa_now_ns(void) { return 0; }
+void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range_fn body, void *ctx) {
+    (void)cost;
     (void)grain;
     if (n > 0) body(ctx, 0, n);
 }
@@ -41,9 +97,32 @@ void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_
 #else
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define FA_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define FA_PAUSE() __asm__ __volatile__("yield")
+#else
+#define FA_PAUSE() ((void)0)
+#endif
 
-static int cpus_available(void) {
+#define FA_SPIN_NS 100000.0        /* a worker's active wait after a job */
+#define FA_CALLER_SPIN_NS 1000000.0 /* the caller's, for the workers' chunks */
+#define FA_WORTH 2.0               /* a chunk's work >= this many wake costs */
+#define FA_CHUNK_BITS 16
+#define FA_CHUNK_MASK ((1u << FA_CHUNK_BITS) - 1)
+#define FA_PROBE 4096              /* elements timed to learn an unknown cost */
+#define FA_WAKE_GUESS_NS 20000.0   /* the wake cost until the pool has measured it */
+
+double fa_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+int fa_cpus_available(void) {
 #if defined(__linux__)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -52,71 +131,131 @@ static int cpus_available(void) {
     return n >= 1 ? (int)n : 1;
 }
 
+/* FASTACT_NUM_THREADS; else OMP_NUM_THREADS (what Dask, joblib and batch
+ * systems set to keep every library to its share), capped at the CPUs; else
+ * the CPUs this process may use. */
 int fa_num_threads(void) {
     int n = atomic_load(&requested_threads);
     if (n == 0) {
+        int source = FA_THREADS_FROM_FASTACT_ENV, cpus = fa_cpus_available();
         n = fa_default_num_threads();
-        if (n == 0) n = cpus_available();
+        if (n == 0) {
+            source = FA_THREADS_FROM_OMP_ENV;
+            n = parse_count(getenv("OMP_NUM_THREADS"), 1);
+            if (n > cpus) n = cpus;
+        }
+        if (n == 0) {
+            source = FA_THREADS_FROM_CPUS;
+            n = cpus;
+        }
         if (n > FA_MAX_THREADS) n = FA_MAX_THREADS;
-        atomic_store(&requested_threads, n);
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&requested_threads, &expected, n))
+            atomic_store(&threads_source, source);
+        else
+            n = expected;
     }
     return n;
 }
 
-void fa_set_num_threads(int n) {
-    atomic_store(&requested_threads, n < 1 ? 1 : n > FA_MAX_THREADS ? FA_MAX_THREADS : n);
+int fa_thread_source(void) {
+    fa_num_threads();
+    return atomic_load(&threads_source);
 }
 
-/* The job the workers run: chunk i of [0, n) for i = 1 .. chunks-1. */
+void fa_set_num_threads_from(int n, int source) {
+    atomic_store(&requested_threads, n < 1 ? 1 : n > FA_MAX_THREADS ? FA_MAX_THREADS : n);
+    atomic_store(&threads_source, source);
+}
+
+void fa_set_num_threads(int n) { fa_set_num_threads_from(n, FA_THREADS_FROM_CALL); }
+
+/* The job: chunk i of [begin, end) for i = 1 .. chunks-1 goes to worker i-1. */
 static struct {
-    pthread_mutex_t lock;      /* guards everything below */
-    pthread_cond_t wake;       /* a new generation of work */
-    pthread_cond_t done;       /* pending reached 0 */
-    pthread_mutex_t in_use;    /* held by the one caller using the pool */
-    int workers;               /* threads started */
-    unsigned long generation;
-    int chunks, pending;
-    ptrdiff_t n, grain;
+    pthread_mutex_t lock;          /* for parking only: sleepers and the condition variables */
+    pthread_cond_t wake;           /* a new generation, for parked workers */
+    pthread_cond_t done;           /* pending reached 0, for a parked caller */
+    atomic_flag in_use;            /* held by the one caller using the pool */
+    atomic_int workers;            /* threads started (changed only by the caller holding in_use) */
+    atomic_int oversubscribed;     /* more threads than CPUs: spinners yield the CPU */
+    _Atomic uint64_t generation;   /* (count << FA_CHUNK_BITS) | chunks */
+    atomic_int spinning;           /* workers in their active wait */
+    atomic_int sleepers;           /* workers parked on `wake` */
+    atomic_int caller_parked;      /* the caller waits on `done` */
+    atomic_int pending;            /* chunks not finished yet */
+    atomic_int raised;             /* exception flags the workers raised */
+    /* plain fields, written before the generation is published */
+    ptrdiff_t begin, end, grain;
     fa_range_fn body;
     void *ctx;
-    fenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
-    int raised;                /* exception flags the workers raised */
+    fenv_t caller_env;             /* the caller's rounding mode, FTZ/DAZ, masks */
+    _Atomic double wake_ns[2];     /* wake cost now: [0] parked, [1] spinning (followed as calls run) */
+    _Atomic double base_ns[2];     /* measured round trip of an empty job when the pool grew */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER, .in_use = PTHREAD_MUTEX_INITIALIZER};
+          .done = PTHREAD_COND_INITIALIZER, .in_use = ATOMIC_FLAG_INIT};
 
-/* Chunk boundaries: equal shares rounded to a multiple of grain. */
-static ptrdiff_t chunk_start(ptrdiff_t n, ptrdiff_t grain, int chunks, int i) {
-    if (i >= chunks) return n;
-    ptrdiff_t blocks = (n + grain - 1) / grain;
+static uint64_t start_generation[FA_MAX_THREADS]; /* what worker i has seen when it starts */
+
+/* Chunk boundaries: equal shares of [begin, end) rounded to a multiple of grain. */
+static ptrdiff_t chunk_start(ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grain, int chunks, int i) {
+    if (i >= chunks) return end;
+    ptrdiff_t n = end - begin, blocks = (n + grain - 1) / grain;
     ptrdiff_t start = (ptrdiff_t)((double)blocks * i / chunks) * grain;
-    return start < n ? start : n;
+    return begin + (start < n ? start : n);
+}
+
+/* Spin, then park, until the generation differs from `seen`. The caller of
+ * this function is counted in pool.spinning; it is not on return. */
+static uint64_t wait_for_work(uint64_t seen) {
+    uint64_t g;
+    double deadline = fa_now_ns() + FA_SPIN_NS;
+    for (unsigned i = 1;; i++) {
+        g = atomic_load(&pool.generation);
+        if (g != seen) {
+            atomic_fetch_sub(&pool.spinning, 1);
+            return g;
+        }
+        FA_PAUSE();
+        if (i % 64 == 0) {
+            if (fa_now_ns() > deadline) break;
+            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
+        }
+    }
+    pthread_mutex_lock(&pool.lock);
+    atomic_fetch_sub(&pool.spinning, 1);
+    atomic_fetch_add(&pool.sleepers, 1);
+    while ((g = atomic_load(&pool.generation)) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+    atomic_fetch_sub(&pool.sleepers, 1);
+    pthread_mutex_unlock(&pool.lock);
+    return g;
 }
 
 static void *worker_main(void *arg) {
     int index = (int)(ptrdiff_t)arg; /* runs chunk index + 1 */
-    unsigned long seen = 0;
-    pthread_mutex_lock(&pool.lock);
+    uint64_t seen = start_generation[index];
     for (;;) {
-        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.lock);
-        seen = pool.generation;
-        if (index + 1 >= pool.chunks) continue;
-        ptrdiff_t n = pool.n, grain = pool.grain;
-        int chunks = pool.chunks;
-        fa_range_fn body = pool.body;
-        void *ctx = pool.ctx;
-        fenv_t caller_env = pool.caller_env, own_env;
-        pthread_mutex_unlock(&pool.lock);
-        ptrdiff_t begin = chunk_start(n, grain, chunks, index + 1);
-        ptrdiff_t end = chunk_start(n, grain, chunks, index + 2);
+        seen = wait_for_work(seen);
+        int chunks = (int)(seen & FA_CHUNK_MASK);
+        if (index + 1 >= chunks) { /* not in this job: read nothing else */
+            atomic_fetch_add(&pool.spinning, 1);
+            continue;
+        }
+        ptrdiff_t begin = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 1);
+        ptrdiff_t end = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 2);
+        fenv_t own_env;
         fegetenv(&own_env);
-        fesetenv(&caller_env);
+        fesetenv(&pool.caller_env);
         feclearexcept(FE_ALL_EXCEPT);
-        if (end > begin) body(ctx, begin, end);
+        if (end > begin) pool.body(pool.ctx, begin, end);
         int raised = fetestexcept(FE_ALL_EXCEPT);
         fesetenv(&own_env);
-        pthread_mutex_lock(&pool.lock);
-        pool.raised |= raised;
-        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+        if (raised) atomic_fetch_or(&pool.raised, raised);
+        atomic_fetch_add(&pool.spinning, 1); /* before pending: the next caller sees a warm pool */
+        if (atomic_fetch_sub(&pool.pending, 1) == 1 && atomic_load(&pool.caller_parked)) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
     }
     return NULL;
 }
@@ -126,62 +265,199 @@ static void reset_after_fork(void) {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
     pool.lock = fresh;
-    pool.in_use = fresh;
     pool.wake = fresh_cond;
     pool.done = fresh_cond;
     pool.workers = 0;
+    atomic_store(&pool.spinning, 0);
+    atomic_store(&pool.sleepers, 0);
+    atomic_store(&pool.caller_parked, 0);
+    atomic_store(&pool.pending, 0);
+    atomic_flag_clear(&pool.in_use);
 }
 
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
 
-/* Start workers up to `wanted`; returns how many exist. Holds pool.lock. */
+/* Publish a job of `chunks` chunks over [begin, end), run chunk 0 here, wait
+ * for the rest and raise the workers' flags here. The caller holds in_use. */
+static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grain, fa_range_fn body, void *ctx,
+                      double *waited) {
+    pool.begin = begin;
+    pool.end = end;
+    pool.grain = grain;
+    pool.body = body;
+    pool.ctx = ctx;
+    fegetenv(&pool.caller_env);
+    atomic_store(&pool.raised, 0);
+    atomic_store(&pool.pending, chunks - 1);
+    uint64_t next = ((atomic_load(&pool.generation) >> FA_CHUNK_BITS) + 1) << FA_CHUNK_BITS;
+    atomic_store(&pool.generation, next | (uint64_t)chunks);
+    if (atomic_load(&pool.sleepers) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.lock);
+    }
+
+    ptrdiff_t mine = chunk_start(begin, end, grain, chunks, 1);
+    double started = fa_now_ns();
+    if (mine > begin) body(ctx, begin, mine);
+    double took = fa_now_ns() - started;
+
+    double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
+    for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
+        FA_PAUSE();
+        if (i % 64 == 0 && atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
+        if (i % 64 == 0 && fa_now_ns() > deadline) {
+            pthread_mutex_lock(&pool.lock);
+            atomic_store(&pool.caller_parked, 1);
+            while (atomic_load(&pool.pending) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+            atomic_store(&pool.caller_parked, 0);
+            pthread_mutex_unlock(&pool.lock);
+            break;
+        }
+    }
+    if (waited) *waited = fa_now_ns() - finished;
+    int raised = atomic_load(&pool.raised);
+    if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
+    return took;
+}
+
+static void empty_body(void *ctx, ptrdiff_t begin, ptrdiff_t end) { (void)ctx, (void)begin, (void)end; }
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The round trip of an empty job over every worker: back to back (workers
+ * spinning) and after they have parked. Medians; a few milliseconds, once
+ * per pool size. */
+static void measure_wake(void) {
+    int chunks = pool.workers + 1;
+    double hot[15], cold[5];
+    for (int i = 0; i < 15; i++) {
+        double t = fa_now_ns();
+        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, NULL);
+        hot[i] = fa_now_ns() - t;
+    }
+    for (int i = 0; i < 5; i++) {
+        double give_up = fa_now_ns() + 20e6;
+        while (atomic_load(&pool.sleepers) < pool.workers && fa_now_ns() < give_up) {
+            struct timespec pause = {0, 50000};
+            nanosleep(&pause, NULL);
+        }
+        double t = fa_now_ns();
+        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, NULL);
+        cold[i] = fa_now_ns() - t;
+    }
+    qsort(hot, 15, sizeof hot[0], compare_doubles);
+    qsort(cold, 5, sizeof cold[0], compare_doubles);
+    pool.base_ns[1] = pool.wake_ns[1] = hot[7];
+    pool.base_ns[0] = pool.wake_ns[0] = cold[2] > hot[7] ? cold[2] : hot[7];
+}
+
+/* Start workers up to `wanted` (measuring the wake cost when the pool grows);
+ * returns how many exist. The caller holds in_use. */
 static int grow_pool(int wanted) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_fork_handler);
+    int before = pool.workers;
     while (pool.workers < wanted) {
         pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        start_generation[pool.workers] = atomic_load(&pool.generation);
+        atomic_fetch_add(&pool.spinning, 1); /* counted from the start, as wait_for_work expects */
         int failed = pthread_create(&t, &attr, worker_main, (void *)(ptrdiff_t)pool.workers);
         pthread_attr_destroy(&attr);
-        if (failed) break;
+        if (failed) {
+            atomic_fetch_sub(&pool.spinning, 1);
+            break;
+        }
         pool.workers++;
     }
+    atomic_store(&pool.oversubscribed, pool.workers + 1 > fa_cpus_available());
+    if (pool.workers > before) measure_wake();
     return pool.workers;
 }
 
-void fa_parallel_for(ptrdiff_t n, ptrdiff_t min_per_thread, ptrdiff_t grain, fa_range_fn body, void *ctx) {
+double fa_wake_ns(int hot) { return pool.workers > 0 ? pool.wake_ns[hot ? 1 : 0] : 0; }
+
+ptrdiff_t fa_min_per_thread(double ns_per_element) {
+    double wake = pool.workers > 0 ? pool.wake_ns[0] : FA_WAKE_GUESS_NS;
+    double n = FA_WORTH * wake / (ns_per_element > 0 ? ns_per_element : 1e-3);
+    ptrdiff_t elements = n > 1e15 ? (ptrdiff_t)1e15 : (ptrdiff_t)n + 1;
+    return elements < FA_PROBE ? FA_PROBE : elements;
+}
+
+/* Keep the smallest cost seen: noise (other processes, page faults, a
+ * neighbour sharing the memory bus) only ever adds time. */
+static void record_cost(const fa_cost *cost, double ns, ptrdiff_t n) {
+    if (!cost || !cost->ps_per_element || n < FA_PROBE / 4 || ns <= 0) return;
+    double ps = ns * 1000.0 / (double)n;
+    unsigned value = ps < 1 ? 1 : ps > 4e9 ? 4000000000u : (unsigned)ps;
+    unsigned old = atomic_load_explicit(cost->ps_per_element, memory_order_relaxed);
+    while ((old == 0 || value < old) &&
+           !atomic_compare_exchange_weak_explicit(cost->ps_per_element, &old, value, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range_fn body, void *ctx) {
     if (n <= 0) return;
-    ptrdiff_t by_size = n / (min_per_thread > 0 ? min_per_thread : 1);
-    int chunks = fa_num_threads();
-    if (by_size < chunks) chunks = (int)by_size;
-    if (chunks <= 1 || pthread_mutex_trylock(&pool.in_use) != 0) {
+    int limit = fa_num_threads();
+    ptrdiff_t fixed = cost ? cost->min_per_thread : 0;
+    if (limit <= 1 || n < (fixed > 0 ? 2 * fixed : 2 * FA_PROBE) || atomic_flag_test_and_set(&pool.in_use)) {
         body(ctx, 0, n);
         return;
     }
-    pthread_mutex_lock(&pool.lock);
-    int workers = grow_pool(chunks - 1);
-    if (chunks > workers + 1) chunks = workers + 1;
-    pool.n = n;
-    pool.grain = grain;
-    pool.chunks = chunks;
-    pool.body = body;
-    pool.ctx = ctx;
-    pool.pending = chunks - 1;
-    pool.raised = 0;
-    fegetenv(&pool.caller_env);
-    pool.generation++;
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.lock);
-
-    body(ctx, 0, chunk_start(n, grain, chunks, 1));
-
-    pthread_mutex_lock(&pool.lock);
-    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
-    int raised = pool.raised;
-    pthread_mutex_unlock(&pool.lock);
-    pthread_mutex_unlock(&pool.in_use);
-    if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
+    ptrdiff_t begin = 0;
+    unsigned ps = cost && cost->ps_per_element ? atomic_load_explicit(cost->ps_per_element, memory_order_relaxed) : 0;
+    if (fixed <= 0 && ps == 0 && cost && cost->ps_per_element) { /* first call: learn the cost on the first elements */
+        double t = fa_now_ns();
+        body(ctx, 0, FA_PROBE);
+        record_cost(cost, fa_now_ns() - t, FA_PROBE);
+        begin = FA_PROBE;
+        ps = atomic_load_explicit(cost->ps_per_element, memory_order_relaxed);
+    }
+    ptrdiff_t rest = n - begin;
+    int chunks = limit, warm = 0;
+    if (fixed > 0) {
+        if (rest / fixed < chunks) chunks = (int)(rest / fixed);
+    } else {
+        /* each chunk's work >= FA_WORTH wake costs of the pool as it is now
+         * (before the pool exists: a guess, refined once it has started) */
+        warm = pool.workers > 0 && atomic_load(&pool.spinning) >= pool.workers;
+        double wake = pool.workers > 0 ? pool.wake_ns[warm ? 1 : 0] : FA_WAKE_GUESS_NS;
+        double work = (double)rest * ps / 1000.0, worth = work / (FA_WORTH * (wake > 0 ? wake : 1.0));
+        if (worth < chunks) chunks = (int)worth;
+        if (chunks <= 1 && pool.workers > 0 && work >= 2 * FA_WORTH * pool.base_ns[warm]) {
+            /* Declined only because the followed wake cost is above the one
+             * measured at start (the machine was busy): let it decay back,
+             * so that a split is tried again once in a while. */
+            _Atomic double *w = &pool.wake_ns[warm];
+            *w = pool.base_ns[warm] + 0.97 * (*w - pool.base_ns[warm]);
+        }
+    }
+    if (chunks > 1 && pool.workers < chunks - 1) grow_pool(chunks - 1);
+    if (chunks > pool.workers + 1) chunks = pool.workers + 1;
+    if (chunks <= 1) {
+        atomic_flag_clear(&pool.in_use);
+        double t = fa_now_ns();
+        body(ctx, begin, n);
+        if (fixed <= 0) record_cost(cost, fa_now_ns() - t, n - begin);
+        return;
+    }
+    double waited = 0, took = run_job(chunks, begin, n, grain, body, ctx, &waited);
+    if (fixed <= 0) {
+        /* What the caller waited for the workers after its own chunk is the
+         * wake cost as it is now (a loaded machine delays the workers): follow
+         * it, so that a busy machine splits less. Updated only by the caller
+         * holding the pool. */
+        _Atomic double *wake = &pool.wake_ns[warm];
+        *wake = 0.875 * *wake + 0.125 * (waited > 100.0 ? waited : 100.0);
+    }
+    atomic_flag_clear(&pool.in_use);
+    if (fixed <= 0) record_cost(cost, took, chunk_start(begin, n, grain, chunks, 1) - begin);
 }
 #endif

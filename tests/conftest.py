@@ -40,6 +40,23 @@ def forced_threads(n):
         fa.set_num_threads(previous)
 
 
+@contextlib.contextmanager
+def fixed_split(min_per_thread=4096):
+    """Split every call of at least 2 * min_per_thread elements, whatever the
+    cost model would choose (which depends on timings): tests of the split
+    itself need it to happen. Back to the cost model afterwards."""
+    names = list(fa._ext.OPS)
+    for name in names:
+        for dtype in ("float32", "float64"):
+            fa._ext.set_thread_threshold(name, min_per_thread, dtype)
+    try:
+        yield min_per_thread
+    finally:
+        for name in names:
+            for dtype in ("float32", "float64"):
+                fa._ext.set_thread_threshold(name, 0, dtype)
+
+
 @pytest.fixture(params=TESTABLE_ISAS)
 def isa(request):
     """Run the test once per kernel set, restoring the default afterwards."""

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
-from conftest import LANES, TESTABLE_ISAS, forced_isa, forced_threads
+from conftest import LANES, TESTABLE_ISAS, fixed_split, forced_isa, forced_threads
 from fastact._registry import ACTIVATIONS
 
 # Every public function once: an activation and the direction.
@@ -129,17 +129,19 @@ def test_relu_streams_large_outputs_from_any_alignment(isa, dtype, backward):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize(("a", "backward"), FUNCS)
 def test_thread_count_does_not_change_bits(a, backward, dtype):
-    # Large enough that three threads get at least the per-thread minimum each.
-    n = 3 * max(fa._ext.thread_threshold(a.name, t) for t in ("float32", "float64")) + 123
+    # Large enough that seven threads get the fixed per-thread minimum each.
+    n = 8 * 1024 + 123
     x2, g2 = mixed(dtype, 2 * n, seed=5), grad(dtype, 2 * n, seed=6)
     for g, x in ((g2[:n], x2[:n]), (g2[::2], x2[::-2])):  # direct kernel path, gather path
         with forced_threads(1):
             want = run(a, backward, g, x)
         for threads in (2, 3, 7):  # 7 > cores: uneven chunks, more workers than CPUs
             out = np.full(n, np.nan, dtype)  # a skipped chunk would show as NaN
-            with forced_threads(threads):
+            with forced_threads(threads), fixed_split(1024):
                 run(a, backward, g, x, out=out)
             assert_same_bits(out, want)
+        with forced_threads(2):  # and whatever the cost model picks
+            assert_same_bits(run(a, backward, g, x), want)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads via /proc")
@@ -149,7 +151,8 @@ def test_only_large_calls_start_workers():
     code = ("import os, numpy as np, fastact as fa\n"
             "count = lambda: len(os.listdir('/proc/self/task'))\n"
             "fa.set_num_threads(3); before = count()\n"
-            "minimum = fa._ext.thread_threshold('gelu', 'float64')\n"
+            "fa.gelu(np.ones(8000)); assert count() == before  # the cost model: too small\n"
+            "minimum = 4096; fa._ext.set_thread_threshold('gelu', minimum, 'float64')\n"
             "fa.gelu(np.ones(2 * minimum - 1)); small = count()\n"
             "fa.gelu(np.ones(4 * minimum)); print(small - before, count() - before)")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(fa.__file__)))
@@ -221,9 +224,9 @@ def test_pool_works_in_forked_child():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_floating_point_flags_reach_the_caller_from_any_thread(threads):
     # NumPy reads the calling thread's flags only: workers must hand theirs back.
-    n = 4 * fa._ext.thread_threshold("silu")
+    n = 4 * 4096
     x, g = np.zeros(n, np.float32), np.ones(n, np.float32)
     x[-1], g[-1] = -np.inf, np.inf  # inf * 0: invalid, in the last (a worker's) chunk
-    with forced_threads(threads), np.errstate(invalid="raise"):
+    with forced_threads(threads), fixed_split(4096), np.errstate(invalid="raise"):
         with pytest.raises(FloatingPointError, match="silu_backward"):
             fa.silu_backward(g, x)

@@ -60,7 +60,8 @@ def test_registry_has_every_op_with_a_reference():
                                    atol=1e-300)
 
 
-def test_thread_thresholds_come_from_the_manifest():
+def test_thread_cost_estimates_come_from_the_manifest():
     for op in OPS:
-        assert _ext.thread_threshold(op.name, "float32") == op.min_per_thread[0]
-        assert _ext.thread_threshold(op.name, "float64") == op.min_per_thread[1]
+        assert _ext.cost_estimate_ns(op.name, "float32") == op.ns_per_element[0]
+        assert _ext.cost_estimate_ns(op.name, "float64") == op.ns_per_element[1]
+        assert op.cost in ("memory", "compute")

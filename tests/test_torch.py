@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
+from conftest import fixed_split, forced_threads
 from fastact._registry import ACTIVATIONS
 
 torch = pytest.importorskip("torch")
@@ -66,16 +67,13 @@ def test_relu_matches_torch_bit_for_bit_on_ordinary_inputs():
 
 def test_workers_follow_the_callers_flush_to_zero_mode():
     # torch can set FTZ/DAZ on the calling thread: every chunk must see it.
-    x = np.full(8 * fa._ext.thread_threshold("silu"), -100.0, np.float32)  # subnormal results
-    previous = fa.set_num_threads(2)
-    try:
+    x = np.full(8 * 4096, -100.0, np.float32)  # subnormal results
+    with forced_threads(2), fixed_split(4096):  # split, whatever the cost model says
         fa.silu(x)  # start the pool before the mode changes
         torch.set_flush_denormal(True)
         try:
             flushed = fa.silu(x)
         finally:
             torch.set_flush_denormal(False)
-    finally:
-        fa.set_num_threads(previous)
     assert np.all(flushed == 0), "a worker computed in a different floating-point mode"
     assert np.all(fa.silu(x) != 0)

@@ -2,7 +2,7 @@
 """Write the files generated from the operation manifest (src/fastact/_manifest.py):
 
     src_c/fa_ops.h          the C op list (X-macros), arities, thread
-                            thresholds, parameter structs and the initializer
+                            cost estimates, parameter structs and the initializer
                             of every ISA's kernel table
     src/fastact/_ops.pxi    the ufunc objects and the public functions
 
@@ -48,7 +48,7 @@ def c_header(m):
     max_out = max(max(len(op.outputs), len(op.backward_outputs)) for op in m.OPS)
     arity = ", ".join(f"[FA_{upper[op.name]}] = {{{{{len(op.inputs)}, {len(op.outputs)}}}, "
                       f"{{{len(op.backward_inputs)}, {len(op.backward_outputs)}}}}}" for op in m.OPS)
-    threads = ", ".join(f"[FA_{upper[op.name]}] = {{{op.min_per_thread[0]}, {op.min_per_thread[1]}}}"
+    threads = ", ".join(f"[FA_{upper[op.name]}] = {{{op.ns_per_element[0]!r}, {op.ns_per_element[1]!r}}}"
                         for op in m.OPS)
     table = []
     for op in m.OPS:
@@ -78,8 +78,8 @@ def c_header(m):
         "",
         "/* {inputs, outputs} of each operation's forward and backward */",
         f"#define FA_OP_ARITY_INIT {{{arity}}}",
-        "/* elements per thread below which one thread is faster, per kernel dtype (f32, f64) */",
-        f"#define FA_OP_MIN_PER_THREAD_INIT {{{threads}}}",
+        "/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */",
+        f"#define FA_OP_NS_PER_ELEMENT_INIT {{{threads}}}",
         "",
         "/* the entries of an ISA's fa_kernels table; K(base) names the kernel */",
         "#define FA_KERNEL_TABLE(K) \\",

@@ -65,8 +65,16 @@ _MAX_THREADS = 256  # FA_MAX_THREADS in src_c/threads.c
 
 
 def get_num_threads():
-    """Threads a large call may use (default: the CPUs this process may run on)."""
+    """Threads a large call may use: FASTACT_NUM_THREADS, else OMP_NUM_THREADS
+    (capped at the CPUs), else the CPUs this process may run on; or what
+    set_num_threads or threadpoolctl's threadpool_limits set. A call uses
+    fewer when its work would not pay for waking them (a measured cost model)."""
     return _ext.num_threads()
+
+
+def _num_threads_source():
+    """Where get_num_threads() came from, in words (for ``python -m fastact``)."""
+    return _ext.num_threads_source()
 
 
 def set_num_threads(n):
@@ -92,3 +100,7 @@ def _check_environment():
 
 
 _check_environment()
+
+# threadpoolctl, when installed: threadpool_limits(1) limits fastact too
+from . import _threadpoolctl  # noqa: E402
+_threadpoolctl.register()

@@ -32,7 +32,10 @@ def info():
     print(f"fastact {fa.__version__} (numpy {np.__version__})")
     print(f"ISAs this CPU supports (best first): {', '.join(fa.available_isas())}")
     print(f"ISA in use: {fa.isa()}   (cap with FASTACT_ISA=scalar|avx2|avx512)")
-    print(f"threads for large arrays: {fa.get_num_threads()}   (FASTACT_NUM_THREADS)")
+    print(f"threads for large arrays: {fa.get_num_threads()}, from {fa._num_threads_source()}; "
+          f"{fa._ext.cpus_available()} CPUs usable")
+    print("   (order: fastact.set_num_threads / threadpoolctl, FASTACT_NUM_THREADS, OMP_NUM_THREADS, CPUs;"
+          " a call uses fewer threads when its work would not pay for waking them)")
     print()
     print("The seed article's table, computed by fastact (float64; ' is the derivative):")
     print(value_table())

@@ -128,7 +128,7 @@ def _positive(text):
 
 
 def parse_args(argv):
-    top = fa.get_num_threads()
+    top = min(fa.get_num_threads(), fa._ext.cpus_available())  # the default never oversubscribes
     parser = argparse.ArgumentParser(
         prog="python -m fastact bench",
         description="Time fastact against every installed peer (numpy always; torch, numexpr, "
@@ -150,13 +150,35 @@ def parse_args(argv):
     # short samples: on a shared machine fewer of them are cut by a preemption
     parser.add_argument("--sample-time", type=float, default=5e-4, metavar="SECONDS",
                         help="length of one sample: short calls are looped (default 0.0005)")
+    parser.add_argument("--impls", type=_csv(str, list(IMPLS)), default=list(IMPLS),
+                        help="implementations to time, when installed (default all)")
+    parser.add_argument("--oversubscribe", action="store_true",
+                        help="allow --threads above the usable CPUs (marked in the output: such "
+                             "numbers measure the scheduler, not the libraries)")
     parser.add_argument("--json", metavar="PATH", help="also write every sample as JSON")
     parser.add_argument("--plot", metavar="PATH", help="throughput vs size (needs matplotlib)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    cpus = fa._ext.cpus_available()
+    args.oversubscribed = [t for t in args.threads if t > cpus]
+    if args.oversubscribed and not args.oversubscribe:
+        parser.error(f"--threads {','.join(map(str, args.oversubscribed))}: more than the {cpus} CPUs "
+                     "this process may use; every library would share those cores, and whichever "
+                     "suffers least would look fastest. Use counts <= "
+                     f"{cpus}, or --oversubscribe to time it anyway.")
+    return args
+
+
+def oversubscription_warning(args):
+    """The loud line for counts above the usable CPUs (None when there are none)."""
+    if not args.oversubscribed:
+        return None
+    return (f"WARNING: OVERSUBSCRIBED: thread counts {','.join(map(str, args.oversubscribed))} exceed the "
+            f"{fa._ext.cpus_available()} usable CPUs; those rows time the OS scheduler, not the libraries, "
+            "and are no evidence of one being faster than another.")
 
 
 def run(args, progress=sys.stderr):
-    impls = [i for i in IMPLS if available(i)]
+    impls = [i for i in IMPLS if available(i) and i in args.impls]
     cells = [(dtype, size, name, direction, threads)
              for dtype in args.dtypes for size in args.sizes for name in args.functions
              for direction in args.directions for threads in args.threads]
@@ -282,6 +304,9 @@ def main(argv):
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print("fastact bench: --plot needs matplotlib (pip install matplotlib)", file=sys.stderr)
         return 2    # before timing anything, not after a minute of it
+    warning = oversubscription_warning(args)
+    if warning:
+        print(warning, file=sys.stderr)
     facts = machine_facts()
     started = time.perf_counter()
     records = run(args)
@@ -296,6 +321,8 @@ def main(argv):
     print(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
           f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}.\n")
     print(markdown_table(records))
+    if warning:
+        print(f"\n**{warning}**")
     print(f"\nCost of a small call, fastact (wrapper included) against np.negative(x, out=y) "
           f"on the same {CALL_SIZE} elements (median of {args.repeat} interleaved samples):\n")
     print(call_cost_table(costs))

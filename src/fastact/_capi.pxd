@@ -11,6 +11,11 @@ cdef extern from "fastact.h" nogil:
     int fa_isa_set(int isa)
     int fa_num_threads()
     void fa_set_num_threads(int n)
+    void fa_set_num_threads_from(int n, int source)
+    int fa_cpus_available()
+    int fa_thread_source()
+    const char *fa_thread_source_name(int source)
+    double fa_wake_ns(int hot)
 
 cdef extern from "fastact_loops.h" nogil:
     void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
@@ -19,3 +24,5 @@ cdef extern from "fastact_loops.h" nogil:
     const void *fa_loop_data(int op, int direction, int tier)
     Py_ssize_t fa_thread_threshold(int op, int f64)
     void fa_set_thread_threshold(int op, int f64, Py_ssize_t n)
+    double fa_cost_ns(int op, int direction, int dtype, int gathered)
+    double fa_cost_estimate_ns(int op, int f64)

@@ -77,15 +77,48 @@ def num_threads():
     return fa_num_threads()
 
 
-def set_num_threads(int n):
-    fa_set_num_threads(n)
+def set_num_threads(int n, int source=3):
+    """source: 3 fastact.set_num_threads(), 4 threadpoolctl (fa_thread_source in fastact.h)."""
+    fa_set_num_threads_from(n, source)
+
+
+def cpus_available():
+    """The CPUs this process may run on (its affinity mask)."""
+    return fa_cpus_available()
+
+
+def num_threads_source():
+    """Where num_threads() came from, in words."""
+    return fa_thread_source_name(fa_thread_source()).decode()
+
+
+def wake_ns():
+    """The pool's measured wake cost in ns, (workers parked, workers spinning); zeros before it starts."""
+    return fa_wake_ns(0), fa_wake_ns(1)
+
+
+_DTYPE_INDEX = {"float16": 0, "float32": 1, "float64": 2}
+
+
+def cost_ns(str name, str direction="fwd", dtype="float32", bint gathered=False):
+    """The measured cost per element (ns) of a kernel under the current ISA; 0 if not measured yet."""
+    return fa_cost_ns(OPS[name], ("fwd", "bwd").index(direction), _DTYPE_INDEX[str(dtype)], gathered)
+
+
+def cost_estimate_ns(str name, dtype="float32"):
+    """The manifest's estimated cost per element (ns) of a forward call."""
+    return fa_cost_estimate_ns(OPS[name], str(dtype) == "float64")
 
 
 def thread_threshold(str name, dtype="float32"):
-    """Elements per thread below which a call of `name` stays on one thread."""
+    """Elements per thread below which a contiguous forward call of `name` stays
+    on one thread: from the cost model (its measured or estimated cost per
+    element and the pool's wake cost with the workers parked), or the value
+    fixed by set_thread_threshold."""
     return fa_thread_threshold(OPS[name], str(dtype) == "float64")
 
 
 def set_thread_threshold(str name, Py_ssize_t n, dtype="float32"):
-    """Override thread_threshold (measurement tools only; not thread-safe)."""
+    """Fix the elements per thread of `name` (n > 0), or return it to the cost
+    model (n = 0). For tests and measuring tools; not thread-safe."""
     fa_set_thread_threshold(OPS[name], str(dtype) == "float64", n)

@@ -46,7 +46,7 @@ class Op:
     backward_doc: str
     algorithm: str                    # "lanes": kernels_lanes.inc; "relu": kernels.inc
     cost: str                         # "memory" or "compute": how the work scales across threads
-    min_per_thread: Tuple[int, int]   # elements per thread (f32, f64) below which one thread is faster
+    ns_per_element: Tuple[float, float]  # estimated cost (f32, f64), one AVX2 core; see below
     inputs: Tuple[str, ...] = ("x",)
     outputs: Tuple[str, ...] = ("out",)
     backward_inputs: Tuple[str, ...] = ("grad_output", "x")
@@ -70,40 +70,42 @@ class Op:
         return self.form.function if self.form else self.name
 
 
-# Thread thresholds: measured with tools/thread_threshold.py on a 2-core AMD
-# EPYC with AVX2 (where 2 threads first beat 1 by >= 1.1x).
+# ns_per_element: a forward call's cost per element on one core of a 2-core AMD
+# EPYC (Zen 3) with AVX2, measured with tools/thread_threshold.py --costs. It
+# is only an estimate: the thread split uses each kernel's own measured cost
+# (src_c/threads.c), and this answers fastact._ext.thread_threshold until then.
 OPS = (
     Op("relu",
        doc="max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.",
        backward_doc="grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.",
-       algorithm="relu", cost="memory", min_per_thread=(1 << 20, 1 << 19),
+       algorithm="relu", cost="memory", ns_per_element=(0.24, 0.42),
        exact=True, forward_ulp=0, backward_ulp=0,
        torch=("F.relu(x)", "aten.threshold_backward(g, x, 0)")),
     Op("gelu",
        doc="x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, "
            "gelu(+inf) = +inf, NaN gives NaN.",
        backward_doc="grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.",
-       algorithm="lanes", cost="compute", min_per_thread=(1 << 15, 1 << 12),
+       algorithm="lanes", cost="compute", ns_per_element=(3.0, 16.0),
        form=Form("gelu", "approximate", "none", is_default=True),
        torch=("F.gelu(x)", "aten.gelu_backward(g, x)")),
     Op("gelu_tanh",
        doc="0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. "
            "-0.0 at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.",
-       algorithm="lanes", cost="compute", min_per_thread=(1 << 16, 1 << 13),
+       algorithm="lanes", cost="compute", ns_per_element=(2.3, 5.7),
        form=Form("gelu", "approximate", "tanh"),
        torch=("F.gelu(x, approximate='tanh')", "aten.gelu_backward(g, x, approximate='tanh')")),
     Op("silu",
        doc="x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, "
            "NaN gives NaN.",
        backward_doc="grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.",
-       algorithm="lanes", cost="compute", min_per_thread=(1 << 16, 1 << 14),
+       algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),
        torch=("F.silu(x)", "aten.silu_backward(g, x)")),
     Op("sigmoid",
        doc="σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at "
            "0, NaN gives NaN.",
        backward_doc="grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.",
-       algorithm="lanes", cost="compute", min_per_thread=(1 << 16, 1 << 14),
+       algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),  # as silu's; not yet measured
        limits=(0.0, 0.5, 1.0, 0.0, 0.0),
        torch=("aten.sigmoid(x)", "aten.sigmoid_backward(g, aten.sigmoid(x))")),
 )
