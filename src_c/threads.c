@@ -1,6 +1,6 @@
 /* A small persistent thread pool for splitting one large array across cores.
  *
- * Design (issue 11):
+ * Design:
  *  - Wake path. A call publishes its job (range, grain, body, the caller's
  *    FP environment) in plain fields, then stores a new value of one atomic
  *    64-bit generation word; the low 16 bits of that word are the number of

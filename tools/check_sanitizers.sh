@@ -34,9 +34,9 @@ checks=${FASTACT_SANITIZERS:-asan tsan}
 selftest=${FASTACT_SANITIZER_SELFTEST:-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-sanitizers.XXXXXX")
-build_pids=()
+bg_pids=()
 cleanup() {
-    for pid in "${build_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${bg_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     rm -rf "$work"
 }
@@ -127,7 +127,7 @@ for name in $checks; do
     # the two builds run side by side (setuptools compiles one file at a time)
     build "$name" "$cc" "$cflags" "$ldflags" &
     build_pid[$name]=$!
-    build_pids+=($!)
+    bg_pids+=($!)
 done
 for name in $checks; do
     if ! wait "${build_pid[$name]}"; then
@@ -136,110 +136,126 @@ for name in $checks; do
         exit 1
     fi
 done
-build_pids=()
+bg_pids=()
 echo "   built in $((SECONDS - started)) s"
 
 # ---- test ---------------------------------------------------------------------------
 
-# The test files, among those named, that exist in the copy $1.
-present() { local dir=$1 f; shift; for f in "$@"; do [[ -e $dir/$f ]] && echo "$f"; done; true; }
+# The test files, among those named, that exist in the copy of the tree.
+present() { local f; for f in "$@"; do [[ -e $work/$name/src/$f ]] && echo "$f"; done; true; }
 
-failed=()
-summary=()
-run_check() {  # name preload pytest-args...: pytest in the copy, sanitizer runtime preloaded
-    local name=$1 preload=$2; shift 2
-    local dir=$work/$name t0=$SECONDS status=0
+# pytest in the copy, with the sanitizer runtime preloaded; then any report
+# in $work/name/logs fails the check. Writes $work/name/result: "ok ..." or
+# "FAILED ...". Runs in a background subshell: exports stay local to it.
+run_check() {  # preload pytest-args...   (name, launcher: set by the caller)
+    local preload=$1; shift
+    local dir=$work/$name t0=$SECONDS status=0 reports result
     mkdir -p "$dir/logs"
     echo "== $name: pytest $*"
-    # Run from the copy (its conftest.py and pyproject.toml settings); the src
-    # layout means the package imported is the sanitized one in the venv.
-    # OPENBLAS_NUM_THREADS=1: no idle BLAS threads; FASTACT_NUM_THREADS unset:
-    # the tests choose their own thread counts.
-    (cd "$dir/src" && env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 LD_PRELOAD="$preload" \
-        "${launcher[@]}" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$@" 2>&1) \
-        | tee "$dir/pytest.log" || status=$?
-    local reports
+    # From the copy, for its conftest.py and pyproject.toml settings; with the
+    # src layout the package imported is the sanitized one in the venv.
+    # OPENBLAS_NUM_THREADS=1: no idle BLAS threads. FASTACT_NUM_THREADS
+    # unset: the tests choose their thread counts. LD_PRELOAD reaches python
+    # (and the subprocesses tests start), not the launcher.
+    (cd "$dir/src" && "${launcher[@]}" env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 \
+        LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$@") || status=$?
     reports=$(find "$dir/logs" -type f -size +0c | sort)
+    result=$(grep -E ' in [0-9.]+s' "$dir/run.log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
     if [[ -n $reports ]]; then
-        echo "== $name: sanitizer reports:" >&2
-        local r; for r in $reports; do echo "--- $r" >&2; cat "$r" >&2; done
-    fi
-    local result
-    result=$(grep -E ' in [0-9.]+s' "$dir/pytest.log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
-    if [[ -n $reports ]]; then
-        failed+=("$name")
-        summary+=("$name: FAILED, $(echo "$reports" | wc -l) sanitizer report(s) (above); pytest: ${result:-no summary} [$((SECONDS - t0)) s]")
+        echo "== $name: SANITIZER REPORTS:"
+        local r; for r in $reports; do echo "--- $r"; cat "$r"; done
+        echo "FAILED: $(echo "$reports" | wc -l) sanitizer report(s); pytest: ${result:-no summary} [$((SECONDS - t0)) s]" >"$dir/result"
     elif [[ $status != 0 ]]; then
-        failed+=("$name")
-        summary+=("$name: FAILED, pytest exit $status: ${result:-no summary} [$((SECONDS - t0)) s]")
+        echo "FAILED: pytest exit $status: ${result:-no summary} [$((SECONDS - t0)) s]" >"$dir/result"
     else
-        summary+=("$name: ok, no sanitizer reports; ${result} [$((SECONDS - t0)) s]")
+        echo "ok, no sanitizer reports: $result [$((SECONDS - t0)) s]" >"$dir/result"
     fi
 }
 
-launcher=()
-for name in $checks; do
-    case $name in
-    asan)
-        # libasan must come first in the process (python itself is not
-        # instrumented); libubsan too, for the UBSan half of the build.
-        preload="$(runtime libasan.so):$(runtime libubsan.so)"
-        # detect_leaks=0: CPython and NumPy keep allocations until exit by
-        #   design; leak reports would be theirs, not ours.
-        # allocator_may_return_null=1: an impossible allocation gives NULL
-        #   (and MemoryError) as without ASan, instead of aborting the test.
-        # PYTHONMALLOC=malloc: Python objects from malloc, not pymalloc's
-        #   arenas, so ASan also sees misuse of the objects _ext touches.
-        # UBSan: -fno-sanitize-recover already makes each report fatal.
-        export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:log_path=$work/asan/logs/asan"
-        export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$work/asan/logs/ubsan"
-        # Every test file that calls the kernels, but torch's: the `isa`
-        # fixture runs each under every kernel set; test_layout covers every
-        # length and offset (the tails), test_api every layout, dtype and
-        # out= case, test_fuzz/test_robustness overlaps and ufunc methods.
-        # test_accuracy without its 2^24-element float32 sweep (which only
-        # repeats test_layout's kernel paths, at length), test_hypothesis at
-        # the files' own example counts.
-        export PYTHONMALLOC=malloc
-        mapfile -t files < <(present "$work/asan/src" tests/test_api.py tests/test_layout.py tests/test_seeds.py \
-            tests/test_accuracy.py tests/test_hypothesis.py tests/test_robustness.py tests/test_fuzz.py)
-        run_check asan "$preload" "${files[@]}" -k "not float32_sweep"
-        unset ASAN_OPTIONS UBSAN_OPTIONS PYTHONMALLOC
-        ;;
-    tsan)
-        preload=$(runtime libtsan.so)
-        # die_after_fork=0: test_pool_works_in_forked_child forks a process
-        #   with threads and the child starts a new pool, which fastact
-        #   supports (pthread_atfork); TSan would otherwise kill the child.
-        # No suppressions: none were needed.
-        export TSAN_OPTIONS="halt_on_error=1:die_after_fork=0:second_deadlock_stack=1:log_path=$work/tsan/logs/tsan"
-        # Some kernels' address layouts (high mmap_rnd_bits) break TSan's
-        # shadow memory ("FATAL: ThreadSanitizer: unexpected memory
-        # mapping"): then run without address space randomisation.
-        launcher=()
-        if ! probe=$(cd "$work" && LD_PRELOAD=$preload TSAN_OPTIONS=halt_on_error=1 \
-                "$work/tsan/venv/bin/python" -c "import fastact" 2>&1); then
-            if [[ $probe == *"unexpected memory mapping"* ]] && setarch "$(uname -m)" -R true 2>/dev/null; then
-                echo "== tsan: unexpected memory mapping; running under setarch -R (no ASLR)"
-                launcher=(setarch "$(uname -m)" -R)
-            else
-                echo "== tsan: cannot import the TSan build:" >&2; echo "$probe" >&2; exit 1
-            fi
+check_asan() {
+    # libasan first in the process (python itself is not instrumented), and
+    # libubsan for the UBSan half of the build.
+    local preload files
+    preload="$(runtime libasan.so):$(runtime libubsan.so)"
+    # detect_leaks=0: CPython and NumPy keep allocations until exit by design;
+    #   leak reports would be theirs, not ours.
+    # allocator_may_return_null=1: an impossible allocation gives NULL (and
+    #   MemoryError), as without ASan, instead of aborting the test run.
+    # PYTHONMALLOC=malloc: Python objects from malloc rather than pymalloc's
+    #   arenas, so ASan also sees misuse of the objects _ext.pyx handles.
+    # UBSan: -fno-sanitize-recover makes every report fatal as well.
+    export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:log_path=$work/asan/logs/asan"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$work/asan/logs/ubsan"
+    export PYTHONMALLOC=malloc
+    # Every kernel path: the `isa` fixture runs tests under every kernel set
+    # the CPU has plus avx512-emulated; test_layout every length and offset
+    # within a register (the tails), large streaming ReLU, thread splits with
+    # float16/32/64 on the direct and gather paths; test_api every layout,
+    # dtype, broadcast and out= case; test_accuracy's special values and
+    # float64 sets; test_fuzz/test_robustness overlaps, ufunc methods, small
+    # stacks. Left out: test_accuracy's 2^24-element float32 sweep and
+    # test_hypothesis (the same kernel paths again, for accuracy), two of the
+    # three rounding-mode subprocesses (each repeats every kernel over 300k
+    # elements, ~20 s under ASan), and test_torch (torch is not installed).
+    mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
+        tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py)
+    run_check "$preload" "${files[@]}" \
+        -k "not float32_sweep and not (rounding_mode and (downward or towardzero))"
+}
+
+check_tsan() {
+    local preload files probe
+    preload=$(runtime libtsan.so)
+    # die_after_fork=0: test_pool_works_in_forked_child forks a process that
+    #   has threads, and the child starts a new pool, which fastact supports
+    #   (pthread_atfork); by default TSan kills such a child.
+    # No suppressions file: nothing in CPython or NumPy needed one (they are
+    #   not instrumented; TSan sees their locks through its interceptors).
+    export TSAN_OPTIONS="halt_on_error=1:die_after_fork=0:second_deadlock_stack=1:log_path=$work/tsan/logs/tsan"
+    # On kernels with many mmap randomisation bits TSan's fixed shadow layout
+    # fails ("FATAL: ThreadSanitizer: unexpected memory mapping"): then run
+    # without address space randomisation.
+    if ! probe=$(cd "$work" && env LD_PRELOAD="$preload" TSAN_OPTIONS=halt_on_error=1 \
+            "$work/tsan/venv/bin/python" -c "import fastact" 2>&1); then
+        if [[ $probe == *"unexpected memory mapping"* ]] && setarch "$(uname -m)" -R true 2>/dev/null; then
+            echo "== tsan: unexpected memory mapping; running under setarch -R (no ASLR)"
+            launcher=(setarch "$(uname -m)" -R)
+        else
+            echo "== tsan: the TSan build does not import:"; echo "$probe"
+            echo "FAILED: the TSan build does not import" >"$work/tsan/result"
+            return
         fi
-        # Every test that runs the pool or splits a call, and overlaps:
-        # all of test_fuzz and test_robustness (module names match -k).
-        mapfile -t files < <(present "$work/tsan/src" tests/test_layout.py tests/test_api.py \
-            tests/test_robustness.py tests/test_fuzz.py)
-        run_check tsan "$preload" "${files[@]}" \
-            -k "thread or overlap or concurren or pool or fork or test_robustness or test_fuzz"
-        unset TSAN_OPTIONS
-        launcher=()
-        ;;
-    esac
+    fi
+    # Every test that starts the pool or splits a call, overlaps of out= and
+    # the inputs, and all of test_fuzz and test_robustness (module names match
+    # -k) but two of the three rounding-mode subprocesses (as for asan).
+    mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_robustness.py \
+        tests/test_fuzz.py)
+    run_check "$preload" "${files[@]}" \
+        -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not (rounding_mode and (downward or towardzero))"
+}
+
+# The checks run side by side (pytest runs on one core, but for the thread
+# tests), each into its own log, shown when it ends.
+echo "== running the tests: $checks (side by side)"
+declare -A test_pid
+for name in $checks; do
+    launcher=()
+    "check_$name" >"$work/$name/run.log" 2>&1 &
+    test_pid[$name]=$!
+    bg_pids+=($!)
 done
+failed=()
+for name in $checks; do
+    wait "${test_pid[$name]}" || true
+    cat "$work/$name/run.log"
+    [[ -s $work/$name/result ]] || echo "FAILED: the check stopped early" >"$work/$name/result"
+    [[ $(<"$work/$name/result") == ok* ]] || failed+=("$name")
+done
+bg_pids=()
 
 echo "== summary"
-for line in "${summary[@]}"; do echo "   $line"; done
+for name in $checks; do echo "   $name: $(<"$work/$name/result")"; done
 [[ -z $selftest ]] || echo "   (self-test: a bug was injected for $selftest; that check must have FAILED)"
 echo "== check_sanitizers.sh took $((SECONDS - started)) s"
 [[ ${#failed[@]} == 0 ]] || { echo "== sanitizer check FAILED: ${failed[*]}" >&2; exit 1; }
