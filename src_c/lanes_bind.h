@@ -42,15 +42,9 @@
 #define FA_L_TANH_C1_LO FA_TANH_C1F_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3F_HI
 #define FA_L_TANH_C3_LO FA_TANH_C3F_LO
-/* saturation (A_MAX) and fast-variant (A_FAST) thresholds: fa_coeffs.h */
-#define FA_L_SILU_A_MAX FA_SILU_A_MAX_F
-#define FA_L_SILU_A_FAST FA_SILU_A_FAST_F
-#define FA_L_SIGMOID_A_MAX FA_SIGMOID_A_MAX_F
-#define FA_L_SIGMOID_A_FAST FA_SIGMOID_A_FAST_F
-#define FA_L_GELU_TANH_A_MAX FA_GELU_TANH_A_MAX_F
-#define FA_L_GELU_TANH_A_FAST FA_GELU_TANH_A_FAST_F
-#define FA_L_GELU_A_MAX FA_GELU_A_MAX_F
-#define FA_L_GELU_A_FAST FA_GELU_A_FAST_F
+/* FA_L_C(NAME): fa_coeffs.h's float constant FA_NAME_F, e.g. an op's
+ * saturation (OP_A_MAX) or fast-variant (OP_A_FAST) threshold */
+#define FA_L_C(name) FA_##name##_F
 #define VI vi
 #define v_binade_index vf_binade_index
 #define v_lookup8 vf_lookup8
@@ -100,14 +94,8 @@
 #define FA_L_TANH_C1_LO FA_TANH_C1_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3_HI
 #define FA_L_TANH_C3_LO FA_TANH_C3_LO
-#define FA_L_SILU_A_MAX FA_SILU_A_MAX
-#define FA_L_SILU_A_FAST FA_SILU_A_FAST
-#define FA_L_SIGMOID_A_MAX FA_SIGMOID_A_MAX
-#define FA_L_SIGMOID_A_FAST FA_SIGMOID_A_FAST
-#define FA_L_GELU_TANH_A_MAX FA_GELU_TANH_A_MAX
-#define FA_L_GELU_TANH_A_FAST FA_GELU_TANH_A_FAST
-#define FA_L_GELU_A_MAX FA_GELU_A_MAX
-#define FA_L_GELU_A_FAST FA_GELU_A_FAST
+/* FA_L_C(NAME): fa_coeffs.h's double constant FA_NAME */
+#define FA_L_C(name) FA_##name
 #define VI vdi
 #define v_binade_index vd_binade_index
 #define v_lookup8 vd_lookup8

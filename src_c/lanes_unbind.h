@@ -39,14 +39,7 @@
 #undef FA_L_TANH_C1_LO
 #undef FA_L_TANH_C3_HI
 #undef FA_L_TANH_C3_LO
-#undef FA_L_SILU_A_MAX
-#undef FA_L_SILU_A_FAST
-#undef FA_L_SIGMOID_A_MAX
-#undef FA_L_SIGMOID_A_FAST
-#undef FA_L_GELU_TANH_A_MAX
-#undef FA_L_GELU_TANH_A_FAST
-#undef FA_L_GELU_A_MAX
-#undef FA_L_GELU_A_FAST
+#undef FA_L_C
 #undef VI
 #undef v_binade_index
 #undef v_lookup8

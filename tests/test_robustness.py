@@ -124,3 +124,18 @@ def test_results_do_not_depend_on_the_rounding_mode(mode):
     done = subprocess.run([sys.executable, "-c", ROUNDING_SCRIPT, mode], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("dtype, quiet_bit", [(np.float32, 1 << 22), (np.float64, 1 << 51)])
+def test_backward_of_a_signalling_nan_is_that_nan_quieted(isa, dtype, quiet_bit):
+    # vector and tail lanes, with a finite and with a NaN grad_output
+    uint = np.uint32 if dtype is np.float32 else np.uint64
+    exponent = np.array(np.inf, dtype).view(uint)
+    sign = np.array(-0.0, dtype).view(uint)
+    signalling = exponent | np.array([1, 5, 12345, quiet_bit - 1], uint)
+    x = np.tile(np.concatenate([signalling, signalling | sign]), 5)[:37].view(dtype)
+    for g in (np.linspace(-3, 3, x.size).astype(dtype), np.full(x.size, np.nan, dtype)):
+        for a in SMOOTH:
+            with np.errstate(invalid="ignore"):
+                got = a.backward(g, x)
+            np.testing.assert_array_equal(got.view(uint), x.view(uint) | uint(quiet_bit), err_msg=a.name)
