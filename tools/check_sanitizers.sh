@@ -71,7 +71,8 @@ copy_tree() {  # the working tree as git sees it, minus ignored files (build/, *
 inject_bug() {  # name src: the self-test's known bug, in the copy only
     local file=$2/src_c/loops.c before after
     case $1 in
-        asan) before='job->out + start * size, n);'; after='job->out + start * size, n + 1);' ;;
+        # the first kernel call in loops.c is run_contiguous's
+        asan) before='job->kernel(in, out, n, NULL);'; after='job->kernel(in, out, n + 1, NULL);' ;;
         tsan) before='if (d > 0) return (fa_order){PTRDIFF_MAX, 0};'
               after='if (d > 0) return (fa_order){PTRDIFF_MAX, 1};' ;;
         *) echo "FASTACT_SANITIZER_SELFTEST: asan or tsan, not '$1'" >&2; return 1 ;;
@@ -105,9 +106,9 @@ build() {  # name cc cflags ldflags: venv + install, in $work/name; output to $w
         python3 -m venv "$dir/venv"
         cd "$dir/src"
         mapfile -t reqs < <(requirements "$dir/venv/bin/python")
-        "$dir/venv/bin/python" -m pip install -q "${reqs[@]}"
+        "$dir/venv/bin/python" -m pip install -q --no-compile "${reqs[@]}"
         CC=$cc CFLAGS=$cflags LDFLAGS=$ldflags \
-            "$dir/venv/bin/python" -m pip install -q --no-build-isolation --no-deps .
+            "$dir/venv/bin/python" -m pip install -q --no-compile --no-build-isolation --no-deps .
     } >"$dir/build.log" 2>&1
 }
 

@@ -139,7 +139,9 @@ def _torch(name, direction, g, x, y, threads):
             return lambda: torch._C._nn.silu(tx, out=ty)    # F.silu minus its wrapper
         if name == "sigmoid":
             return lambda: torch.sigmoid(tx, out=ty)
-        return lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty)
+        if name in ("gelu", "gelu_tanh"):
+            return lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty)
+        raise Unsupported(f"no torch form of {name} here")
     if name == "relu":
         return lambda: aten.threshold_backward.grad_input(tg, tx, 0, grad_input=ty)
     if name == "silu":
@@ -147,7 +149,9 @@ def _torch(name, direction, g, x, y, threads):
     if name == "sigmoid":   # autograd saves the forward's output and runs this on it
         ts = torch.sigmoid(tx)
         return lambda: aten.sigmoid_backward.grad_input(tg, ts, grad_input=ty)
-    return lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate, grad_input=ty)
+    if name in ("gelu", "gelu_tanh"):
+        return lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate, grad_input=ty)
+    raise Unsupported(f"no torch form of {name} here")
 
 
 # numexpr types float literals as double: constants go in as dtype scalars.
@@ -188,6 +192,8 @@ def _onnx_model(name, direction, dtype):
         return consts[-1].name
 
     x, g = "x", "g"
+    if name not in ("relu", "silu", "sigmoid", "gelu", "gelu_tanh"):
+        raise Unsupported(f"no ONNX graph of {name} here")
     if direction == "forward":
         if name == "relu":
             op("Relu", x)
