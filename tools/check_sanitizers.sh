@@ -11,8 +11,12 @@
 # Each check copies the working tree (tracked files and untracked ones git
 # does not ignore, so uncommitted changes are checked) to a temporary folder
 # and builds it there into its own virtual environment; the checkout is not
-# touched. Any sanitizer report fails the run, also one from a subprocess a
-# test started (reports go to log files that are checked after each run).
+# touched. The two builds, then the two test runs, go side by side. Any
+# sanitizer report fails the run, also one from a subprocess a test started
+# (reports go to log files, checked after each run), as does a failing test.
+# gcc does not instrument masked loads and stores (the AVX2 and AVX-512
+# kernels' tails): both builds see them as lane loops of plain copies instead,
+# through a wrapper <immintrin.h> (below) that only these builds use.
 #
 #   tools/check_sanitizers.sh
 #
@@ -60,6 +64,58 @@ cat >"$work/gcc-O1" <<'EOF'
 exec gcc "$@" -O1
 EOF
 chmod +x "$work/gcc-O1"
+
+# Found before the compiler's own <immintrin.h> (-I comes first), which it
+# includes; then the masked loads and stores become lane loops of plain,
+# instrumented copies, so ASan and TSan see what the kernels' tails read and
+# write. Same bits: masked-off lanes are not touched, and load as zero. (The
+# SIMDe-emulated AVX-512 kernels have lane loops of their own already.)
+mkdir -p "$work/shim"
+cat >"$work/shim/immintrin.h" <<'SHIM'
+/* tools/check_sanitizers.sh: the compiler's <immintrin.h>, with its masked
+ * loads and stores replaced by lane loops that the sanitizers instrument. */
+#include_next <immintrin.h>
+#if !defined(FA_SANITIZER_SHIM)
+#define FA_SANITIZER_SHIM 1
+
+#define FA_SAN_LOAD_(T, E, W, keep)                                      \
+    E lanes_[W] = {0};                                                     \
+    for (int i_ = 0; i_ < W; i_++)                                         \
+        if (keep) __builtin_memcpy(&lanes_[i_], p + i_, sizeof(E));        \
+    T r_;                                                                  \
+    __builtin_memcpy(&r_, lanes_, sizeof r_);                              \
+    return r_;
+#define FA_SAN_STORE_(E, W, keep)                                        \
+    E lanes_[W];                                                           \
+    __builtin_memcpy(lanes_, &v, sizeof lanes_);                           \
+    for (int i_ = 0; i_ < W; i_++)                                         \
+        if (keep) __builtin_memcpy(p + i_, &lanes_[i_], sizeof(E));
+
+#define FA_SAN_AVX2_ static inline __attribute__((target("avx2")))
+FA_SAN_AVX2_ __m256 fa_san_maskload_ps(const float *p, __m256i m) {
+    int k[8]; __builtin_memcpy(k, &m, sizeof k); FA_SAN_LOAD_(__m256, float, 8, k[i_] < 0) }
+FA_SAN_AVX2_ __m256d fa_san_maskload_pd(const double *p, __m256i m) {
+    long long k[4]; __builtin_memcpy(k, &m, sizeof k); FA_SAN_LOAD_(__m256d, double, 4, k[i_] < 0) }
+FA_SAN_AVX2_ void fa_san_maskstore_ps(float *p, __m256i m, __m256 v) {
+    int k[8]; __builtin_memcpy(k, &m, sizeof k); FA_SAN_STORE_(float, 8, k[i_] < 0) }
+FA_SAN_AVX2_ void fa_san_maskstore_pd(double *p, __m256i m, __m256d v) {
+    long long k[4]; __builtin_memcpy(k, &m, sizeof k); FA_SAN_STORE_(double, 4, k[i_] < 0) }
+#define _mm256_maskload_ps(p, m) fa_san_maskload_ps((p), (m))
+#define _mm256_maskload_pd(p, m) fa_san_maskload_pd((p), (m))
+#define _mm256_maskstore_ps(p, m, v) fa_san_maskstore_ps((p), (m), (v))
+#define _mm256_maskstore_pd(p, m, v) fa_san_maskstore_pd((p), (m), (v))
+
+#define FA_SAN_AVX512_ static inline __attribute__((target("avx512f")))
+FA_SAN_AVX512_ __m512 fa_san_maskz_loadu_ps(__mmask16 m, const float *p) { FA_SAN_LOAD_(__m512, float, 16, m >> i_ & 1) }
+FA_SAN_AVX512_ __m512d fa_san_maskz_loadu_pd(__mmask8 m, const double *p) { FA_SAN_LOAD_(__m512d, double, 8, m >> i_ & 1) }
+FA_SAN_AVX512_ void fa_san_mask_storeu_ps(float *p, __mmask16 m, __m512 v) { FA_SAN_STORE_(float, 16, m >> i_ & 1) }
+FA_SAN_AVX512_ void fa_san_mask_storeu_pd(double *p, __mmask8 m, __m512d v) { FA_SAN_STORE_(double, 8, m >> i_ & 1) }
+#define _mm512_maskz_loadu_ps(m, p) fa_san_maskz_loadu_ps((m), (p))
+#define _mm512_maskz_loadu_pd(m, p) fa_san_maskz_loadu_pd((m), (p))
+#define _mm512_mask_storeu_ps(p, m, v) fa_san_mask_storeu_ps((p), (m), (v))
+#define _mm512_mask_storeu_pd(p, m, v) fa_san_mask_storeu_pd((p), (m), (v))
+#endif
+SHIM
 
 copy_tree() {  # the working tree as git sees it, minus ignored files (build/, *.so, ...)
     mkdir -p "$1"
@@ -118,9 +174,9 @@ declare -A build_pid
 for name in $checks; do
     case $name in
         asan) cc=$work/gcc-O1
-              cflags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g"
+              cflags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -I$work/shim"
               ldflags="-fsanitize=address,undefined" ;;
-        tsan) cc=gcc; cflags="-fsanitize=thread -fno-omit-frame-pointer -g"; ldflags="-fsanitize=thread" ;;
+        tsan) cc=gcc; cflags="-fsanitize=thread -fno-omit-frame-pointer -g -I$work/shim"; ldflags="-fsanitize=thread" ;;
         *) echo "FASTACT_SANITIZERS: asan and/or tsan, not '$name'" >&2; exit 1 ;;
     esac
     copy_tree "$work/$name/src"
@@ -152,6 +208,19 @@ run_check() {  # preload pytest-args...   (name, launcher: set by the caller)
     local preload=$1; shift
     local dir=$work/$name t0=$SECONDS status=0 reports result
     mkdir -p "$dir/logs"
+    # The kernel sets the tests will run under (conftest.py's list): on
+    # x86-64 the build must have its x86 kernels (setup.py leaves them out,
+    # quietly, if its compiler probe fails under these flags).
+    local isas
+    isas=$(cd "$dir" && "${launcher[@]}" env LD_PRELOAD="$preload" "$dir/venv/bin/python" -c '
+import fastact as fa
+emulated = fa._ext.isa_supported(fa._ISA_NAMES.index("avx512-emulated"))
+print(" ".join(fa.available_isas() + ["avx512-emulated"] * bool(emulated)))' 2>&1) || true
+    echo "== $name: kernel sets under test: $isas"
+    if [[ $(uname -m) == x86_64 && " $isas " != *" avx512-emulated "* ]]; then
+        echo "FAILED: the $name build has no x86 kernels" >"$dir/result"
+        return
+    fi
     echo "== $name: pytest $*"
     # From the copy, for its conftest.py and pyproject.toml settings; with the
     # src layout the package imported is the sanitized one in the venv.
