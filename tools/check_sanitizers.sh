@@ -22,10 +22,12 @@
 #
 # Environment:
 #   FASTACT_SANITIZERS          which checks to run (default: "asan tsan")
-#   FASTACT_SANITIZER_SELFTEST  asan or tsan: put a known bug into the copied
-#                               sources, to see the check fail (never set in CI):
+#   FASTACT_SANITIZER_SELFTEST  asan, ubsan or tsan: put a known bug into the
+#                               copied sources, to see the check fail (never
+#                               set in CI):
 #       asan  the contiguous loop passes the kernel one element too many
 #             (reads and writes one past the end of the arrays)
+#       ubsan a signed integer overflow in every call (the asan build)
 #       tsan  out= running behind its input is split across threads again (the
 #             race fixed in d8c1cde)
 #
@@ -129,9 +131,12 @@ inject_bug() {  # name src: the self-test's known bug, in the copy only
     case $1 in
         # the first kernel call in loops.c is run_contiguous's
         asan) before='job->kernel(in, out, n, NULL);'; after='job->kernel(in, out, n + 1, NULL);' ;;
+        # a signed overflow on every call
+        ubsan) before='ptrdiff_t n = dims[0];'
+               after='ptrdiff_t n = dims[0]; { volatile int big_ = 2147483647; big_ = big_ + (int)(n >= 0); }' ;;
         tsan) before='if (d > 0) return (fa_order){PTRDIFF_MAX, 0};'
               after='if (d > 0) return (fa_order){PTRDIFF_MAX, 1};' ;;
-        *) echo "FASTACT_SANITIZER_SELFTEST: asan or tsan, not '$1'" >&2; return 1 ;;
+        *) echo "FASTACT_SANITIZER_SELFTEST: asan, ubsan or tsan, not '$1'" >&2; return 1 ;;
     esac
     grep -qF "$before" "$file" || { echo "self-test: '$before' not in loops.c (update inject_bug)" >&2; return 1; }
     python3 - "$file" "$before" "$after" <<'PY'
@@ -180,7 +185,7 @@ for name in $checks; do
         *) echo "FASTACT_SANITIZERS: asan and/or tsan, not '$name'" >&2; exit 1 ;;
     esac
     copy_tree "$work/$name/src"
-    [[ $selftest != "$name" ]] || inject_bug "$name" "$work/$name/src"
+    [[ ${selftest/ubsan/asan} != "$name" ]] || inject_bug "$selftest" "$work/$name/src"
     # the two builds run side by side (setuptools compiles one file at a time)
     build "$name" "$cc" "$cflags" "$ldflags" &
     build_pid[$name]=$!
@@ -226,15 +231,21 @@ print(" ".join(fa.available_isas() + ["avx512-emulated"] * bool(emulated)))' 2>&
     # src layout the package imported is the sanitized one in the venv.
     # OPENBLAS_NUM_THREADS=1: no idle BLAS threads. FASTACT_NUM_THREADS
     # unset: the tests choose their thread counts. LD_PRELOAD reaches python
-    # (and the subprocesses tests start), not the launcher.
+    # (and the subprocesses tests start), not the launcher. --capture=sys:
+    # pytest captures Python's output only, so what a sanitizer writes to
+    # stderr as it stops the process is not lost with pytest's capture file.
     (cd "$dir/src" && "${launcher[@]}" env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 \
-        LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$@") || status=$?
+        LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys "$@") \
+        || status=$?
     reports=$(find "$dir/logs" -type f -size +0c | sort)
     result=$(grep -E ' in [0-9.]+s' "$dir/run.log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
     if [[ -n $reports ]]; then
         echo "== $name: SANITIZER REPORTS:"
         local r; for r in $reports; do echo "--- $r"; cat "$r"; done
         echo "FAILED: $(echo "$reports" | wc -l) sanitizer report(s); pytest: ${result:-no summary} [$((SECONDS - t0)) s]" >"$dir/result"
+    elif grep -qE '^==[0-9]+==ERROR: AddressSanitizer|WARNING: ThreadSanitizer|: runtime error: ' "$dir/run.log"; then
+        # UBSan beside ASan ignores log_path and reports on stderr (above)
+        echo "FAILED: a sanitizer report in the output above; pytest: ${result:-no summary} [$((SECONDS - t0)) s]" >"$dir/result"
     elif [[ $status != 0 ]]; then
         echo "FAILED: pytest exit $status: ${result:-no summary} [$((SECONDS - t0)) s]" >"$dir/result"
     else
@@ -253,7 +264,8 @@ check_asan() {
     #   MemoryError), as without ASan, instead of aborting the test run.
     # PYTHONMALLOC=malloc: Python objects from malloc rather than pymalloc's
     #   arenas, so ASan also sees misuse of the objects _ext.pyx handles.
-    # UBSan: -fno-sanitize-recover makes every report fatal as well.
+    # UBSan: -fno-sanitize-recover makes every report fatal as well. (Beside
+    #   ASan, gcc 12's UBSan writes to stderr whatever its log_path says.)
     export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:log_path=$work/asan/logs/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$work/asan/logs/ubsan"
     export PYTHONMALLOC=malloc
@@ -263,12 +275,13 @@ check_asan() {
     # float16/32/64 on the direct and gather paths; test_api every layout,
     # dtype, broadcast and out= case; test_accuracy's special values and
     # float64 sets; test_fuzz/test_robustness overlaps, ufunc methods, small
-    # stacks. Left out: test_accuracy's 2^24-element float32 sweep and
-    # test_hypothesis (the same kernel paths again, for accuracy), two of the
-    # three rounding-mode subprocesses (each repeats every kernel over 300k
-    # elements, ~20 s under ASan), and test_torch (torch is not installed).
+    # stacks; test_threads the pool's wake paths and exit. Left out:
+    # test_accuracy's 2^24-element float32 sweep and test_hypothesis (the
+    # same kernel paths again, for accuracy), two of the three rounding-mode
+    # subprocesses (each repeats every kernel over 300k elements, ~20 s under
+    # ASan), test_manifest (no kernels) and test_torch (torch not installed).
     mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
-        tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py)
+        tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py tests/test_threads.py)
     run_check "$preload" "${files[@]}" \
         -k "not float32_sweep and not (rounding_mode and (downward or towardzero))"
 }
@@ -297,10 +310,11 @@ check_tsan() {
         fi
     fi
     # Every test that starts the pool or splits a call, overlaps of out= and
-    # the inputs, and all of test_fuzz and test_robustness (module names match
-    # -k) but two of the three rounding-mode subprocesses (as for asan).
-    mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_robustness.py \
-        tests/test_fuzz.py)
+    # the inputs, and all of test_threads, test_fuzz and test_robustness
+    # (module names match -k) but two of the three rounding-mode subprocesses
+    # (as for asan).
+    mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_threads.py \
+        tests/test_robustness.py tests/test_fuzz.py)
     run_check "$preload" "${files[@]}" \
         -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not (rounding_mode and (downward or towardzero))"
 }
@@ -326,6 +340,6 @@ bg_pids=()
 
 echo "== summary"
 for name in $checks; do echo "   $name: $(<"$work/$name/result")"; done
-[[ -z $selftest ]] || echo "   (self-test: a bug was injected for $selftest; that check must have FAILED)"
+[[ -z $selftest ]] || echo "   (self-test: a bug for $selftest was injected; the ${selftest/ubsan/asan} check must have FAILED)"
 echo "== check_sanitizers.sh took $((SECONDS - started)) s"
 [[ ${#failed[@]} == 0 ]] || { echo "== sanitizer check FAILED: ${failed[*]}" >&2; exit 1; }
