@@ -203,7 +203,7 @@ def run(args, progress=sys.stderr):
     return records
 
 
-CALL_SIZE = 100   # the small-call target: at most 1.25x np.negative(x, out=y)
+CALL_SIZE = 100   # the small-call cost, compared with np.negative(x, out=y)
 
 
 def call_costs(args):
