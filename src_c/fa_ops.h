@@ -7,7 +7,7 @@
 /* the operations whose kernels kernels_lanes.inc defines */
 #define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
 /* X(name, NAME) for every precision tier, the default first */
-#define FA_TIERS(X) X(accurate, ACCURATE)
+#define FA_TIERS(X) X(accurate, ACCURATE) X(fast, FAST)
 #define FA_MAX_INPUTS 2
 #define FA_MAX_OUTPUTS 1
 
@@ -23,20 +23,36 @@
     [FA_RELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(relu_bwd_f32), \
     [FA_RELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(relu_bwd_f64), \
     [FA_GELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(gelu_fwd_f32), \
+    [FA_GELU][FA_FWD][FA_KF32][FA_FAST] = K(gelu_fwd_f32_fast), \
     [FA_GELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(gelu_fwd_f64), \
+    [FA_GELU][FA_FWD][FA_KF64][FA_FAST] = K(gelu_fwd_f64_fast), \
     [FA_GELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(gelu_bwd_f32), \
+    [FA_GELU][FA_BWD][FA_KF32][FA_FAST] = K(gelu_bwd_f32_fast), \
     [FA_GELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(gelu_bwd_f64), \
+    [FA_GELU][FA_BWD][FA_KF64][FA_FAST] = K(gelu_bwd_f64_fast), \
     [FA_GELU_TANH][FA_FWD][FA_KF32][FA_ACCURATE] = K(gelu_tanh_fwd_f32), \
+    [FA_GELU_TANH][FA_FWD][FA_KF32][FA_FAST] = K(gelu_tanh_fwd_f32_fast), \
     [FA_GELU_TANH][FA_FWD][FA_KF64][FA_ACCURATE] = K(gelu_tanh_fwd_f64), \
+    [FA_GELU_TANH][FA_FWD][FA_KF64][FA_FAST] = K(gelu_tanh_fwd_f64_fast), \
     [FA_GELU_TANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(gelu_tanh_bwd_f32), \
+    [FA_GELU_TANH][FA_BWD][FA_KF32][FA_FAST] = K(gelu_tanh_bwd_f32_fast), \
     [FA_GELU_TANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(gelu_tanh_bwd_f64), \
+    [FA_GELU_TANH][FA_BWD][FA_KF64][FA_FAST] = K(gelu_tanh_bwd_f64_fast), \
     [FA_SILU][FA_FWD][FA_KF32][FA_ACCURATE] = K(silu_fwd_f32), \
+    [FA_SILU][FA_FWD][FA_KF32][FA_FAST] = K(silu_fwd_f32_fast), \
     [FA_SILU][FA_FWD][FA_KF64][FA_ACCURATE] = K(silu_fwd_f64), \
+    [FA_SILU][FA_FWD][FA_KF64][FA_FAST] = K(silu_fwd_f64_fast), \
     [FA_SILU][FA_BWD][FA_KF32][FA_ACCURATE] = K(silu_bwd_f32), \
+    [FA_SILU][FA_BWD][FA_KF32][FA_FAST] = K(silu_bwd_f32_fast), \
     [FA_SILU][FA_BWD][FA_KF64][FA_ACCURATE] = K(silu_bwd_f64), \
+    [FA_SILU][FA_BWD][FA_KF64][FA_FAST] = K(silu_bwd_f64_fast), \
     [FA_SIGMOID][FA_FWD][FA_KF32][FA_ACCURATE] = K(sigmoid_fwd_f32), \
+    [FA_SIGMOID][FA_FWD][FA_KF32][FA_FAST] = K(sigmoid_fwd_f32_fast), \
     [FA_SIGMOID][FA_FWD][FA_KF64][FA_ACCURATE] = K(sigmoid_fwd_f64), \
+    [FA_SIGMOID][FA_FWD][FA_KF64][FA_FAST] = K(sigmoid_fwd_f64_fast), \
     [FA_SIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(sigmoid_bwd_f32), \
-    [FA_SIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(sigmoid_bwd_f64)
+    [FA_SIGMOID][FA_BWD][FA_KF32][FA_FAST] = K(sigmoid_bwd_f32_fast), \
+    [FA_SIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(sigmoid_bwd_f64), \
+    [FA_SIGMOID][FA_BWD][FA_KF64][FA_FAST] = K(sigmoid_bwd_f64_fast)
 
 #endif

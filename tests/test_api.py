@@ -1,22 +1,25 @@
-"""API semantics of every public function, driven by the ACTIVATIONS registry:
-dtypes and promotion, scalars and lists, out= and its errors, layouts,
-broadcasting, where=, the ufunc protocol, and the ISA and thread controls."""
+"""API semantics of every public function in every precision tier, driven by the
+registry (VARIANTS): dtypes and promotion, scalars and lists, out= and its
+errors, precision=, layouts, broadcasting, where=, the ufunc protocol, and the
+ISA and thread controls."""
+import re
+
 import numpy as np
 import pytest
 
 import fastact as fa
 from fastact import ufuncs
-from fastact._registry import ACTIVATIONS
+from fastact._registry import VARIANTS
 
 FLOATS = [np.float16, np.float32, np.float64]
 
 # Every public function once: (callable, arity, name in its error messages,
 # the ufunc it dispatches to).
 FUNCS = [pytest.param(a.forward, 1, getattr(a.forward, "func", a.forward).__name__,
-                      getattr(ufuncs, a.name), id=a.name) for a in ACTIVATIONS.values()] + [
+                      getattr(ufuncs, a.ufunc_name("forward")), id=a.key) for a in VARIANTS.values()] + [
          pytest.param(a.backward, 2, getattr(a.backward, "func", a.backward).__name__,
-                      getattr(ufuncs, a.name + "_backward"), id=a.name + "_backward")
-         for a in ACTIVATIONS.values()]
+                      getattr(ufuncs, a.ufunc_name("backward")), id=a.key + "_backward")
+         for a in VARIANTS.values()]
 
 # np.exp (unary) and np.arctan2 (binary) have exactly the loops e, f, d (+ g,
 # + complex for exp): the promotion oracles for integer, bool and mixed inputs.
@@ -99,7 +102,7 @@ def test_integers_and_bools_promote_like_exp(f, arity, name, ufunc, dtype, promo
     (np.float64(2.0), np.float32([1, -1])),     # a NumPy scalar is not
     (3, np.float16([1, -1])),
 ], ids=["f32-i8", "f16-i16", "f32-f64", "i8-bool", "pyfloat-f32", "npf64-f32", "pyint-f16"])
-@pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
+@pytest.mark.parametrize("a", VARIANTS.values(), ids=VARIANTS.keys())
 def test_backward_mixed_dtypes_promote_like_numpy(a, g, x):
     want = np.arctan2(g, x).dtype
     got = a.backward(g, x)
@@ -177,6 +180,36 @@ def test_gelu_approximate_selects_ufunc():
     assert_same_bits(fa.gelu(x, approximate="tanh"), tanh)
     assert_same_bits(fa.gelu_backward(g, x, "tanh"), ufuncs.gelu_tanh_backward(g, x))
     assert_same_bits(fa.gelu_backward(g, x), ufuncs.gelu_backward(g, x))
+
+
+# each public function once, with its arity
+PUBLIC_FUNCTIONS = sorted({(getattr(p.values[0], "func", p.values[0]), p.values[1]) for p in FUNCS},
+                          key=lambda pair: pair[0].__name__)
+
+
+@pytest.mark.parametrize("precision", ["bogus", "Fast", "", None, 1, ["fast"], "exact"], ids=repr)
+@pytest.mark.parametrize("f, arity", PUBLIC_FUNCTIONS, ids=[f.__name__ for f, _ in PUBLIC_FUNCTIONS])
+def test_unknown_precision_is_a_value_error_naming_function_and_choices(f, arity, precision):
+    out = np.full(3, 7.0)
+    with pytest.raises(ValueError, match=f"^fastact\\.{f.__name__}: precision must be 'accurate' or 'fast', "
+                                         f"not {re.escape(repr(precision))}$"):
+        f(*[np.ones(3)] * arity, precision=precision, out=out)
+    assert (out == 7.0).all()  # nothing written
+
+
+def test_precision_selects_the_tier_ufunc():
+    x = sample(np.float32, 4000)
+    g = grad_for(x)
+    for a in VARIANTS.values():
+        forward, backward = getattr(ufuncs, a.ufunc_name("forward")), getattr(ufuncs, a.ufunc_name("backward"))
+        assert_same_bits(a.forward(x), forward(x))
+        assert_same_bits(a.backward(g, x), backward(g, x))
+    # the tiers differ somewhere for every smooth function, and relu has one kernel for both
+    assert not np.array_equal(fa.silu(x), fa.silu(x, precision="fast"), equal_nan=True)
+    assert not np.array_equal(fa.gelu(x, "tanh"), fa.gelu(x, "tanh", precision="fast"), equal_nan=True)
+    assert_same_bits(fa.relu(x, precision="fast"), fa.relu(x))
+    assert_same_bits(fa.relu_backward(g, x, precision="fast"), fa.relu_backward(g, x))
+    assert_same_bits(fa.gelu(x, precision="accurate"), ufuncs.gelu(x))
 
 
 # ---- out= -------------------------------------------------------------------------
@@ -302,7 +335,7 @@ def test_inputs_are_never_modified(f, arity, name, ufunc, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
+@pytest.mark.parametrize("a", VARIANTS.values(), ids=VARIANTS.keys())
 def test_backward_broadcasts_grad_and_x(a, dtype):
     x = sample(dtype, 6)
     # a scalar gradient is a full array of it
@@ -320,7 +353,7 @@ def test_backward_broadcasts_grad_and_x(a, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
+@pytest.mark.parametrize("a", VARIANTS.values(), ids=VARIANTS.keys())
 def test_backward_at_infinities_is_grad_times_limit(a, dtype):
     # The derivatives are 1 at +inf and 0 at -inf (the manifest's limits; sigmoid's
     # are 0 at both), so the result is g * 1 or g * 0 (NaN for an infinite g);
@@ -421,10 +454,10 @@ def test_array_ufunc_dispatch_sees_fastact_ufunc(f, arity, name, ufunc):
 
 
 def test_ufunc_objects_are_numpy_ufuncs():
-    for a in ACTIVATIONS.values():
-        for suffix, nin in (("", 1), ("_backward", 2)):
-            u = getattr(ufuncs, a.name + suffix)
-            assert isinstance(u, np.ufunc) and u.__name__ == a.name + suffix
+    for a in VARIANTS.values():
+        for direction, nin in (("forward", 1), ("backward", 2)):
+            u = getattr(ufuncs, a.ufunc_name(direction))
+            assert isinstance(u, np.ufunc) and u.__name__ == a.ufunc_name(direction)
             assert (u.nin, u.nout) == (nin, 1)
             assert u.types == [c * nin + "->" + c for c in "efd"]
 

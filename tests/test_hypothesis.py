@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 from conftest import TESTABLE_ISAS, forced_isa
 from fastact import _reference as ref
-from fastact._registry import ACTIVATIONS
+from fastact._registry import VARIANTS
 
 # On a failure, hypothesis's pytest plugin imports its patch writer (libcst), whose
 # DeprecationWarning (mypy_extensions) filterwarnings=error turns into an
@@ -28,7 +28,7 @@ SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=
 # Each example also draws the kernel set, so every ISA is exercised without
 # tripling the run time (test_layout checks that they all give the same bits).
 ISAS = st.sampled_from(TESTABLE_ISAS)
-ACTS = pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
+ACTS = pytest.mark.parametrize("a", VARIANTS.values(), ids=VARIANTS.keys())  # every tier
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64])
 
 # Exactly representable gradients, so that g * f'(x) adds at most one rounding.

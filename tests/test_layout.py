@@ -13,11 +13,11 @@ import pytest
 
 import fastact as fa
 from conftest import LANES, TESTABLE_ISAS, fixed_split, forced_isa, forced_threads
-from fastact._registry import ACTIVATIONS
+from fastact._registry import ACTIVATIONS, VARIANTS
 
 # Every public function once: an activation and the direction.
-FUNCS = [pytest.param(a, backward, id=a.name + "_backward" * backward)
-         for backward in (False, True) for a in ACTIVATIONS.values()]
+FUNCS = [pytest.param(a, backward, id=a.key + "_backward" * backward)
+         for backward in (False, True) for a in VARIANTS.values()]
 DTYPES = [np.float32, np.float64]
 UINT = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 

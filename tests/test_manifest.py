@@ -9,8 +9,8 @@ import pytest
 
 import fastact as fa
 from fastact import _ext, ufuncs
-from fastact._manifest import DIRECTIONS, OPS, public_functions
-from fastact._registry import ACTIVATIONS
+from fastact._manifest import DIRECTIONS, OPS, TIERS, public_functions
+from fastact._registry import ACTIVATIONS, VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATOR = ROOT / "tools" / "gen_manifest.py"
@@ -23,16 +23,25 @@ def test_generated_files_are_current():
     assert done.returncode == 0, done.stderr
 
 
-def test_every_op_has_a_ufunc_per_direction_and_nothing_else():
-    expected = [op.name + ("" if d == "fwd" else "_backward") for op in OPS for d in DIRECTIONS]
+def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
+    suffix = {tier: "" if tier == TIERS[0] else "_" + tier for tier in TIERS}
+    expected = [op.name + ("" if d == "fwd" else "_backward") + suffix[tier]
+                for op in OPS for tier in op.tiers for d in DIRECTIONS]
     assert ufuncs.__all__ == expected
+    assert [a.key for a in VARIANTS.values()] == [op.name + suffix[t] for op in OPS for t in op.tiers]
     for op in OPS:
         codes = [np.dtype(t).char for t in op.dtypes]
-        for name, nin, nout in ((op.name, len(op.inputs), len(op.outputs)),
-                                (op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs))):
-            u = getattr(ufuncs, name)
-            assert (u.nin, u.nout) == (nin, nout)
-            assert u.types == [f"{c * nin}->{c * nout}" for c in codes]
+        for tier in op.tiers:
+            for name, nin, nout in ((op.name, len(op.inputs), len(op.outputs)),
+                                    (op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs))):
+                u = getattr(ufuncs, name + suffix[tier])
+                assert (u.nin, u.nout) == (nin, nout)
+                assert u.types == [f"{c * nin}->{c * nout}" for c in codes]
+
+
+def test_every_smooth_op_has_both_tiers_and_exact_ops_one():
+    for op in OPS:
+        assert op.tiers == ((TIERS[0],) if op.exact else TIERS)
 
 
 def test_every_public_function_is_exported_and_named():
@@ -44,6 +53,14 @@ def test_every_public_function_is_exported_and_named():
 
 
 def test_one_text_documents_ufunc_and_function():
+    for a in VARIANTS.values():
+        op = a.op
+        assert op.doc in getattr(ufuncs, a.ufunc_name("forward")).__doc__
+        assert op.backward_doc in getattr(ufuncs, a.ufunc_name("backward")).__doc__
+        if not op.exact:
+            assert f"{a.tier.capitalize()} tier: within {a.forward_ulp:g} ULP" in \
+                getattr(ufuncs, a.ufunc_name("forward")).__doc__
+            assert f"precision={a.tier!r}: within {a.forward_ulp:g} ULP" in getattr(fa, op.public).__doc__
     for op in OPS:
         assert op.doc in getattr(ufuncs, op.name).__doc__
         assert op.doc in getattr(fa, op.public).__doc__
@@ -54,7 +71,7 @@ def test_one_text_documents_ufunc_and_function():
 def test_registry_has_every_op_with_a_reference():
     assert list(ACTIVATIONS) == [op.name for op in OPS]
     x = np.linspace(-3, 3, 7)
-    for a in ACTIVATIONS.values():
+    for a in VARIANTS.values():
         np.testing.assert_allclose(a.forward(x), a.ref_forward(x), rtol=1e-12, atol=1e-300)
         np.testing.assert_allclose(a.backward(np.ones(7), x), a.ref_backward(np.ones(7), x), rtol=1e-12,
                                    atol=1e-300)

@@ -12,15 +12,15 @@ import pytest
 
 import fastact as fa
 from conftest import forced_threads
-from fastact._registry import ACTIVATIONS
+from fastact._registry import VARIANTS
 
-SMOOTH = [a for a in ACTIVATIONS.values() if not a.exact]
+SMOOTH = [a for a in VARIANTS.values() if not a.exact]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shift", [1, 100_000])
-@pytest.mark.parametrize("a", ACTIVATIONS.values(), ids=ACTIVATIONS.keys())
+@pytest.mark.parametrize("a", VARIANTS.values(), ids=VARIANTS.keys())
 def test_out_behind_the_input_matches_a_copy(a, shift, dtype, threads):
     # out = buf[:-k], x = buf[k:]: NumPy hands this to the loop uncopied
     n = 1 << 20
@@ -93,7 +93,7 @@ ROUNDING_SCRIPT = textwrap.dedent("""
     import ctypes, ctypes.util, sys
     import numpy as np
     import fastact as fa
-    from fastact._registry import ACTIVATIONS
+    from fastact._registry import VARIANTS
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     mode = {"upward": 0x800, "downward": 0x400, "towardzero": 0xc00}[sys.argv[1]]
     rng = np.random.default_rng(5)
@@ -104,7 +104,7 @@ ROUNDING_SCRIPT = textwrap.dedent("""
         g = rng.normal(0, 1, x.size).astype(dtype)
         for isa in fa.available_isas() + ["avx512-emulated"][:fa._ext.isa_supported(3)]:
             fa.set_isa(isa)
-            for a in ACTIVATIONS.values():
+            for a in VARIANTS.values():
                 nearest = [a.forward(x), a.backward(g, x), a.forward(x.astype(np.float16))]
                 assert libm.fesetround(mode) == 0
                 directed = [a.forward(x), a.backward(g, x), a.forward(x.astype(np.float16))]
@@ -112,7 +112,7 @@ ROUNDING_SCRIPT = textwrap.dedent("""
                 libm.fesetround(0)
                 for want, got in zip(nearest, directed):
                     if not np.array_equal(want, got, equal_nan=True):
-                        worst.append(f"{a.name} {np.dtype(dtype)} [{isa}]")
+                        worst.append(f"{a.key} {np.dtype(dtype)} [{isa}]")
     print("differ:", worst)
     sys.exit(1 if worst else 0)
 """)
@@ -138,4 +138,4 @@ def test_backward_of_a_signalling_nan_is_that_nan_quieted(isa, dtype, quiet_bit)
         for a in SMOOTH:
             with np.errstate(invalid="ignore"):
                 got = a.backward(g, x)
-            np.testing.assert_array_equal(got.view(uint), x.view(uint) | uint(quiet_bit), err_msg=a.name)
+            np.testing.assert_array_equal(got.view(uint), x.view(uint) | uint(quiet_bit), err_msg=a.key)

@@ -11,7 +11,8 @@ import pytest
 
 import fastact as fa
 from conftest import fixed_split, forced_threads
-from fastact._registry import ACTIVATIONS
+from fastact._manifest import TIERS
+from fastact._registry import ACTIVATIONS, VARIANTS
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -46,11 +47,12 @@ def _inputs(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("name", list(TORCH))
-def test_forward_and_backward_match_torch(isa, name, dtype):
+def test_forward_and_backward_match_torch(isa, name, tier, dtype):
     x, g = _inputs(dtype)
     torch_fwd, torch_bwd = TORCH[name]
-    act = ACTIVATIONS[name]
+    act = VARIANTS.get(f"{name}_{tier}", ACTIVATIONS[name])  # relu: one tier
     tx, tg = torch.from_numpy(x), torch.from_numpy(g)
     # |x| for x·g(x) (|f| <= |x|); a bounded f (sigmoid) on the scale of its result
     assert_close(act.forward(x), torch_eval(torch_fwd, x=tx), scale=np.maximum(np.abs(x), act.ref_forward(x)))

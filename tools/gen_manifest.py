@@ -92,11 +92,25 @@ def c_header(m):
     return "\n".join(lines)
 
 
-def ufunc_doc(op, direction):
+def ufunc_name(m, op, direction, tier):
+    """gelu, gelu_backward, gelu_fast, gelu_backward_fast: the default tier unsuffixed."""
+    base = op.name if direction == "fwd" else f"{op.name}_backward"
+    return base if tier == m.TIERS[0] else f"{base}_{tier}"
+
+
+def bound_text(m, op, tier, direction):
+    if op.exact:
+        return "exact"
+    bound = op.bound(tier, direction)
+    return f"within {bound:g} ULP" + ("" if direction == "fwd" else " of the derivative's largest term")
+
+
+def ufunc_doc(m, op, direction, tier):
     names = op.inputs if direction == "fwd" else op.backward_inputs
-    name = op.name if direction == "fwd" else f"{op.name}_backward"
     text = op.doc if direction == "fwd" else op.backward_doc
-    return f"{name}({', '.join(names)}, /, out=None, *, where=True, ...)\n\n{text}"
+    if not op.exact:
+        text += f"\n\n{tier.capitalize()} tier: {bound_text(m, op, tier, direction)}."
+    return f"{ufunc_name(m, op, direction, tier)}({', '.join(names)}, /, out=None, *, where=True, ...)\n\n{text}"
 
 
 def function_doc(m, name, ops, direction):
@@ -109,11 +123,14 @@ def function_doc(m, name, ops, direction):
             lines.append(f"{op.form.keyword}={op.form.value!r}: {text}")
         else:
             lines.append(text)
-    bound = "exact" if head.exact else (
-        f"within {head.forward_ulp:g} ULP" if direction == "fwd"
-        else f"within {head.backward_ulp:g} ULP of the derivative's largest term")
-    ufuncs = ", ".join(f"fastact.ufuncs.{op.name}{'' if direction == 'fwd' else '_backward'}" for op in ops)
-    lines += ["", f"Accuracy: {bound} for float32 and float64. dtypes: {', '.join(head.dtypes)}; "
+    if head.exact:
+        accuracy = "Accuracy: exact, in every precision tier."
+    else:
+        accuracy = "Accuracy (float32 and float64): " + "; ".join(
+            f"precision={tier!r}: {bound_text(m, head, tier, direction)}" for tier in head.tiers) + "."
+    ufuncs = ", ".join(f"fastact.ufuncs.{ufunc_name(m, op, direction, tier)}" for op in ops for tier in op.tiers)
+    lines += ["", accuracy,
+              f"precision={m.TIERS[0]!r} (default) or {m.TIERS[1]!r}. dtypes: {', '.join(head.dtypes)}; "
               "integers and bools promote as for np.exp.",
               "out= may be any array NumPy's casting allows (in place too); other keywords "
               f"(where=, dtype=, casting=) go to the ufunc: {ufuncs}."]
@@ -124,30 +141,39 @@ def pyx_str(text):
     return repr(text)
 
 
+def tier_ufuncs(m, op, direction):
+    """The ufunc of each tier, as a Cython tuple; a tier the op lacks (an exact
+    op has one) falls back to the default tier's."""
+    names = [f"_u_{ufunc_name(m, op, direction, t if t in op.tiers else m.TIERS[0])}" for t in m.TIERS]
+    return f"({', '.join(names)})"
+
+
 def function_source(m, name, ops, direction):
     head = ops[0]
     public = name if direction == "fwd" else f"{name}_backward"
     inputs = list(head.inputs if direction == "fwd" else head.backward_inputs)
-    ufunc_of = {op.name: f"_u_{op.name}{'' if direction == 'fwd' else '_backward'}" for op in ops}
     args = ", ".join(inputs)
     lines = []
+    tier_choice = [f"    cdef int tier = _tier_index({public!r}, precision)"]
     if head.form:
         kw = head.form.keyword
         default = next(op for op in ops if op.form.is_default).form.value
-        lines.append(f"def {public}({args}, {kw}={default!r}, *, out=None, **kwargs):")
+        lines.append(f"def {public}({args}, {kw}={default!r}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, public, ops, direction))}")
         lines.append("    cdef object ufunc")
+        lines += tier_choice
         for i, op in enumerate(ops):
             keyword = "if" if i == 0 else "elif"
             lines.append(f"    {keyword} isinstance({kw}, str) and {kw} == {op.form.value!r}:")
-            lines.append(f"        ufunc = {ufunc_of[op.name]}")
+            lines.append(f"        ufunc = {tier_ufuncs(m, op, direction)}[tier]")
         choices = tuple(op.form.value for op in ops)
         lines.append("    else:")
         lines.append(f"        raise _bad_choice({public!r}, {kw!r}, {kw}, {choices!r})")
     else:
-        lines.append(f"def {public}({args}, *, out=None, **kwargs):")
+        lines.append(f"def {public}({args}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, public, ops, direction))}")
-        lines.append(f"    cdef object ufunc = {ufunc_of[head.name]}")
+        lines += tier_choice
+        lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier]")
     lines += [
         "    try:",
         "        if kwargs:",
@@ -161,17 +187,23 @@ def function_source(m, name, ops, direction):
 
 
 def pxi(m):
-    lines = [f"# {BANNER}", "# Included by _ext.pyx: the ufunc objects, then the public functions.", ""]
+    lines = [f"# {BANNER}", "# Included by _ext.pyx: the ufunc objects, then the public functions.", "",
+             f"TIERS = {m.TIERS!r}", "",
+             "cdef int _tier_index(str function, object precision) except -1:",
+             "    if isinstance(precision, str) and precision in TIERS:",
+             "        return TIERS.index(precision)",
+             "    raise _bad_choice(function, 'precision', precision, TIERS)", ""]
     ufunc_names = []
     for index, op in enumerate(m.OPS):
-        for d, direction in enumerate(m.DIRECTIONS):
-            name = op.name if direction == "fwd" else f"{op.name}_backward"
-            nin = len(op.inputs if direction == "fwd" else op.backward_inputs)
-            nout = len(op.outputs if direction == "fwd" else op.backward_outputs)
-            dtypes = tuple(m.DTYPES.index(t) for t in op.dtypes)
-            lines.append(f"cdef object _u_{name} = _make_ufunc({index}, {d}, 0, {nin}, {nout}, {dtypes!r}, "
-                         f"{pyx_str(name)}, {pyx_str(ufunc_doc(op, direction))})")
-            ufunc_names.append(name)
+        for tier in op.tiers:
+            for d, direction in enumerate(m.DIRECTIONS):
+                name = ufunc_name(m, op, direction, tier)
+                nin = len(op.inputs if direction == "fwd" else op.backward_inputs)
+                nout = len(op.outputs if direction == "fwd" else op.backward_outputs)
+                dtypes = tuple(m.DTYPES.index(t) for t in op.dtypes)
+                lines.append(f"cdef object _u_{name} = _make_ufunc({index}, {d}, {m.TIERS.index(tier)}, {nin}, "
+                             f"{nout}, {dtypes!r}, {pyx_str(name)}, {pyx_str(ufunc_doc(m, op, direction, tier))})")
+                ufunc_names.append(name)
     lines += ["", "UFUNCS = {" + ", ".join(f"{n!r}: _u_{n}" for n in ufunc_names) + "}", ""]
     publics = []
     for name, ops in m.public_functions().items():

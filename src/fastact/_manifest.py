@@ -17,7 +17,10 @@ from typing import Optional, Tuple
 
 DTYPES = ("float16", "float32", "float64")  # storage types, NumPy's promotion order
 KERNEL_DTYPES = ("f32", "f64")              # what the kernels compute in; float16 uses f32
-TIERS = ("accurate",)                       # precision tiers, the default first
+TIERS = ("accurate", "fast")               # precision tiers, the default first
+# the fast tier's bounds, for every op that has one: forward ULPs of the
+# result, backward ULPs of the derivative's largest term
+FAST_FORWARD_ULP, FAST_BACKWARD_ULP = 4.0, 8.0
 DIRECTIONS = ("fwd", "bwd")
 
 
@@ -69,6 +72,14 @@ class Op:
     def public(self):
         return self.form.function if self.form else self.name
 
+    def bound(self, tier, direction):
+        """The accuracy bound of this op's `tier` kernels in `direction` ("fwd"/"bwd")."""
+        if self.exact:
+            return 0.0
+        if tier == TIERS[0]:
+            return self.forward_ulp if direction == "fwd" else self.backward_ulp
+        return FAST_FORWARD_ULP if direction == "fwd" else FAST_BACKWARD_ULP
+
 
 # ns_per_element: a forward call's cost per element on one core of a 2-core AMD
 # EPYC (Zen 3) with AVX2, measured with tools/thread_threshold.py --costs. It
@@ -79,7 +90,7 @@ OPS = (
        doc="max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.",
        backward_doc="grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.",
        algorithm="relu", cost="memory", ns_per_element=(0.24, 0.42),
-       exact=True, forward_ulp=0, backward_ulp=0,
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),  # exact: one tier serves both
        torch=("F.relu(x)", "aten.threshold_backward(g, x, 0)")),
     Op("gelu",
        doc="x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, "

@@ -1,7 +1,7 @@
 """Every operation as the tests, benchmarks and CLI use it: the manifest's
 rows (_manifest.py) joined with the public functions and the float64
 references (_reference.py, found by name: NAME, NAME_backward and, for
-smooth functions, NAME_backward_scale)."""
+smooth functions, NAME_backward_scale), once per precision tier."""
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
@@ -9,13 +9,14 @@ from typing import Callable, Optional
 import fastact
 
 from . import _reference as ref
-from ._manifest import OPS, Op
+from ._manifest import OPS, TIERS, Op
 
 
 @dataclass(frozen=True)
 class Activation:
     name: str                       # the op's name, e.g. "gelu_tanh"
     op: Op                          # its manifest row
+    tier: str                       # its precision tier, e.g. "fast"
     forward: Callable               # fastact: f(x, out=None), as users call it
     backward: Callable              # fastact: f(grad_output, x, out=None)
     ref_forward: Callable           # float64 NumPy/SciPy reference
@@ -23,26 +24,42 @@ class Activation:
     ref_backward_scale: Optional[Callable]  # |largest term| of f'(x); None: exact function
 
     @property
+    def key(self):
+        """The op's name, with the tier after it but for the default tier: gelu_tanh_fast."""
+        return self.name if self.tier == TIERS[0] else f"{self.name}_{self.tier}"
+
+    def ufunc_name(self, direction):
+        """fastact.ufuncs' name for direction "forward" or "backward": gelu_backward_fast."""
+        base = self.name if direction == "forward" else f"{self.name}_backward"
+        return base if self.tier == TIERS[0] else f"{base}_{self.tier}"
+
+    @property
     def exact(self):
         return self.op.exact
 
     @property
     def forward_ulp(self):
-        return self.op.forward_ulp
+        return self.op.bound(self.tier, "fwd")
 
     @property
     def backward_ulp(self):
-        return self.op.backward_ulp
+        return self.op.bound(self.tier, "bwd")
 
 
-def _activation(op):
+def _activation(op, tier):
     forward = getattr(fastact, op.public)
     backward = getattr(fastact, op.public + "_backward")
+    keywords = {} if tier == TIERS[0] else {"precision": tier}  # the default as users get it
     if op.form and not op.form.is_default:
-        forward = partial(forward, **{op.form.keyword: op.form.value})
-        backward = partial(backward, **{op.form.keyword: op.form.value})
-    return Activation(op.name, op, forward, backward, getattr(ref, op.name), getattr(ref, op.name + "_backward"),
+        keywords[op.form.keyword] = op.form.value
+    if keywords:
+        forward, backward = partial(forward, **keywords), partial(backward, **keywords)
+    return Activation(op.name, op, tier, forward, backward, getattr(ref, op.name),
+                      getattr(ref, op.name + "_backward"),
                       None if op.exact else getattr(ref, op.name + "_backward_scale"))
 
 
-ACTIVATIONS = {op.name: _activation(op) for op in OPS}
+# the default tier of every op, by op name
+ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS}
+# every tier of every op, by key (gelu, gelu_fast, ...), op by op
+VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS for tier in op.tiers)}
