@@ -20,6 +20,8 @@ from fastact._peers import IMPLS
 
 ORDER = list(IMPLS)
 NOT_PEERS = {name for name, impl in IMPLS.items() if impl.kind != "peer"}
+OURS = [name for name, impl in IMPLS.items() if impl.kind == "fastact"]   # a column set per tier
+TIER_LABEL = {"fastact": "", "fastact-fast": "fast "}
 FIELDS = ("function", "direction", "dtype", "size", "threads", "impl")
 
 
@@ -70,40 +72,42 @@ def section(rows):
     """One table: a row per size; rows maps size -> {impl: record}."""
     impls = ordered({i for by_impl in rows.values() for i in by_impl})
     peers = [i for i in impls if i not in NOT_PEERS]
-    columns = impls + [f"vs {p}" for p in peers] + ["÷ memory"] * ("memory" in impls)
+    tiers = [i for i in OURS if i in impls]
+    columns = impls + [f"{TIER_LABEL[t]}vs {p}" for t in tiers for p in peers + ["memory"] * ("memory" in impls)]
     lines = ["| size | " + " | ".join(columns) + " |", "|---:|" + "---:|" * len(columns)]
     for size in sorted(rows):
         by_impl = rows[size]
-        ours = by_impl.get("fastact")
         cells = [f"{gelem_per_s(by_impl[i]):.3g}" if i in by_impl else "—" for i in impls]
-        for other in peers + ["memory"] * ("memory" in impls):
-            if ours is None or other not in by_impl:
-                cells.append("—")
-            elif other == "memory":
-                cells.append(f"{gelem_per_s(ours) / gelem_per_s(by_impl[other]):.2f}")
-            else:
-                cells.append(f"{by_impl[other]['seconds'] / ours['seconds']:.2f}×")
+        for ours in (by_impl.get(t) for t in tiers):
+            for other in peers + ["memory"] * ("memory" in impls):
+                if ours is None or other not in by_impl:
+                    cells.append("—")
+                elif other == "memory":
+                    cells.append(f"{gelem_per_s(ours) / gelem_per_s(by_impl[other]):.2f}")
+                else:
+                    cells.append(f"{by_impl[other]['seconds'] / ours['seconds']:.2f}×")
         lines.append(f"| {size_label(size)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def summary(records):
-    """Geometric mean of fastact's speedup over each peer, across sizes and threads."""
+    """Geometric mean of each fastact tier's speedup over each peer, across sizes and threads."""
     ratios = defaultdict(list)
     cells = defaultdict(dict)
     for r in records:
         cells[(r["function"], r["direction"], r["dtype"], r["size"], r["threads"])][r["impl"]] = r
     for key, by_impl in cells.items():
         for peer, r in by_impl.items():
-            if peer not in NOT_PEERS and "fastact" in by_impl:
-                ratios[key[:3], peer].append(r["seconds"] / by_impl["fastact"]["seconds"])
-    peers = ordered({peer for _, peer in ratios})
+            for ours in OURS:
+                if peer not in NOT_PEERS and ours in by_impl:
+                    ratios[key[:3], ours, peer].append(r["seconds"] / by_impl[ours]["seconds"])
+    peers = [(ours, peer) for ours in OURS for peer in ordered({p for _, o, p in ratios if o == ours})]
     if not peers:
         return "(no cases with both fastact and a peer)"
-    lines = ["| function | direction | dtype | " + " | ".join(f"vs {p}" for p in peers) + " |",
+    lines = ["| function | direction | dtype | " + " | ".join(f"{TIER_LABEL[o]}vs {p}" for o, p in peers) + " |",
              "|---|---|---|" + "---:|" * len(peers)]
-    for group in dict.fromkeys(k for k, _ in ratios):
-        values = [ratios.get((group, p)) for p in peers]
+    for group in dict.fromkeys(k for k, _, _ in ratios):
+        values = [ratios.get((group, o, p)) for o, p in peers]
         lines.append("| " + " | ".join(group) + " | " + " | ".join(
             f"{statistics.geometric_mean(v):.2f}×" if v else "—" for v in values) + " |")
     return "\n".join(lines)

@@ -82,6 +82,33 @@ static const float FA_EXPF[6] = {
     0x1.a124e40000000p-13f,
 };
 
+/* fast tier: exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 9; max relative error of the rounded fit 1.6e-17 (2^-55.8). Lowest degree first. */
+#define FA_EXP_F64_FAST_DEGREE 9
+#define FA_EXP_F64_FAST_C0_LO 0x0.0p+0
+static const double FA_EXP_F64_FAST[10] = {
+    0x1.0000000000001p-1,
+    0x1.5555555555556p-3,
+    0x1.5555555553d68p-5,
+    0x1.11111111109b5p-7,
+    0x1.6c16c17889fc9p-10,
+    0x1.a01a01a7c2f83p-13,
+    0x1.a019b91465e3cp-16,
+    0x1.71de0db2d67a1p-19,
+    0x1.28917cc7ed137p-22,
+    0x1.af389f1c678b1p-26,
+};
+
+/* fast tier: exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 4; max relative error of the rounded fit 9.71e-9 (2^-26.62). Lowest degree first. */
+#define FA_EXPF_FAST_DEGREE 4
+#define FA_EXPF_FAST_C0_LO 0x0.0p+0f
+static const float FA_EXPF_FAST[5] = {
+    0x1.0000000000000p-1f,
+    0x1.5554de0000000p-3f,
+    0x1.55551a0000000p-5f,
+    0x1.120b620000000p-7f,
+    0x1.6d10fc0000000p-10f,
+};
+
 /* G(a) = exp(a^2/2) Phi(-a) on [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 15)] (then repeated to fill 8),
  * degree 10 in v = a - mid, float; interval index = max(exponent bits - 125, 0).
  * Max relative error of the rounded fits 2.76e-9 (2^-28.44). */
@@ -134,6 +161,25 @@ static const double FA_GELU_GD[23][8] = {
     {0x1.57ff6d4fd8886p-3, 0x1.4858bba56e6a3p-8, -0x1.77fd6a474cc8dp-24, 0x1.3350904620338p-45, 0x1.32376d5a3e336p-62, 0x1.1b02c1323bf03p-79, 0x1.671c500cf1c6fp-99, 0x1.d37d0bbd26cc4p-93},
     {0x1.787c136611d1ap-2, 0x1.e71cd68e23f67p-7, -0x1.6c43db40ed159p-24, 0x1.31fb3cb03194cp-46, -0x1.4ef724c7c76b1p-65, -0x1.42a69944bf4e8p-82, -0x1.0e9ab35f30d4cp-102, 0x1.17438bee071e2p-98},
     {-0x1.f7ad10c215ca0p-2, -0x1.e2bd356c913d2p-7, 0x1.143aa893f841ep-24, -0x1.b87d24d6a4557p-48, 0x1.da1f28ec7379bp-69, 0x1.7097545e14caep-86, 0x1.512df369d81bfp-107, -0x1.4a33078cb695ap-99},
+};
+
+/* fast tier: G(a) on [(0.0, 0.5), (0.5, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 5.0), (5.0, 7.0), (7.0, 11.0), (11.0, 15.0)], degree 8 in v = a - mid, float, no
+ * compensated step; interval index = (bits of a + 1.0) >> 22, minus 254.
+ * Max relative error of the rounded fits (c0's rounding aside) 3.86e-9 (2^-27.95). */
+#define FA_GELU_GF_FAST_DEGREE 8
+#define FA_GELU_GF_FAST_OFFSET 0x1.0000000000000p+0f
+#define FA_GELU_GF_FAST_FIRST 254
+static const float FA_GELU_GF_FAST_MID[8] = {0x1.0000000000000p-2f, 0x1.8000000000000p-1f, 0x1.8000000000000p+0f, 0x1.4000000000000p+1f, 0x1.0000000000000p+2f, 0x1.8000000000000p+2f, 0x1.2000000000000p+3f, 0x1.a000000000000p+3f};
+static const float FA_GELU_GF_FAST[9][8] = {
+    {0x1.a7f8080000000p-2f, 0x1.3370240000000p-2f, 0x1.a570560000000p-3f, 0x1.2172520000000p-3f, 0x1.82b4bc0000000p-4f, 0x1.0956080000000p-4f, 0x1.66ccb80000000p-5f, 0x1.f3ddc20000000p-6f},
+    {-0x1.2e86520000000p-2f, -0x1.63e0720000000p-3f, -0x1.71c04c0000000p-4f, -0x1.75ab640000000p-5f, -0x1.5cf97a0000000p-6f, -0x1.5068c20000000p-7f, -0x1.3781200000000p-8f, -0x1.3012a80000000p-9f},
+    {0x1.5c56760000000p-3f, 0x1.5bf7f40000000p-4f, 0x1.20403a0000000p-5f, 0x1.bf399e0000000p-7f, 0x1.2dda080000000p-8f, 0x1.a0eee40000000p-10f, 0x1.0b6e0a0000000p-11f, 0x1.6fdc400000000p-13f},
+    {-0x1.594e2e0000000p-4f, -0x1.2c83800000000p-5f, -0x1.9980ba0000000p-7f, -0x1.f627700000000p-9f, -0x1.f6a73c0000000p-11f, -0x1.f9cd380000000p-13f, -0x1.c63e480000000p-15f, -0x1.ba91f40000000p-17f},
+    {0x1.3129360000000p-5f, 0x1.d6869e0000000p-7f, 0x1.0d5f960000000p-8f, 0x1.0ac1d20000000p-10f, 0x1.943ad60000000p-13f, 0x1.2cab7c0000000p-15f, 0x1.7db6440000000p-18f, 0x1.08c6ba0000000p-20f},
+    {-0x1.ec718a0000000p-7f, -0x1.549cee0000000p-8f, -0x1.4bc5060000000p-10f, -0x1.0ddf600000000p-12f, -0x1.3a585a0000000p-15f, -0x1.5e6fa80000000p-18f, -0x1.3c7ce80000000p-21f, -0x1.3ad72e0000000p-24f},
+    {0x1.70c8b60000000p-8f, 0x1.ce7d120000000p-10f, 0x1.8284ac0000000p-12f, 0x1.0584c60000000p-14f, 0x1.dc40260000000p-18f, 0x1.917cea0000000p-21f, 0x1.04eaee0000000p-24f, 0x1.74b0e60000000p-28f},
+    {-0x1.c080100000000p-10f, -0x1.ca76a40000000p-12f, -0x1.bb99e00000000p-14f, -0x1.f3002a0000000p-17f, -0x1.77a59c0000000p-20f, -0x1.d8623e0000000p-24f, -0x1.d44c540000000p-28f, -0x1.cdadfa0000000p-32f},
+    {0x1.27e60c0000000p-12f, 0x1.a51ce80000000p-17f, 0x1.c9d8e20000000p-16f, 0x1.b93ac80000000p-19f, 0x1.07c2200000000p-22f, 0x1.0373ca0000000p-26f, 0x1.7608900000000p-31f, 0x1.0eeaa60000000p-35f},
 };
 
 #endif

@@ -38,6 +38,8 @@
 #define FA_L_LN2_LO FA_LN2F_LO
 #define FA_L_EXP FA_EXPF
 #define FA_L_EXP_DEGREE FA_EXPF_DEGREE
+#define FA_L_EXP_FAST FA_EXPF_FAST
+#define FA_L_EXP_FAST_DEGREE FA_EXPF_FAST_DEGREE
 #define FA_L_TANH_C1_HI FA_TANH_C1F_HI
 #define FA_L_TANH_C1_LO FA_TANH_C1F_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3F_HI
@@ -53,6 +55,11 @@
 #define FA_L_GELU_G_C0_LO FA_GELU_GF_C0_LO
 #define FA_L_GELU_G_DEGREE FA_GELU_GF_DEGREE
 #define FA_L_GELU_G_FIRST_EXPONENT FA_GELU_GF_FIRST_EXPONENT
+/* the fast tier's G: its own intervals (half-binades of a + 1) and table */
+#define FA_L_GELU_G_FAST_INDEX(a) vf_half_binade_index(vf_add(a, vf_set(FA_GELU_GF_FAST_OFFSET)), FA_GELU_GF_FAST_FIRST)
+#define FA_L_GELU_G_FAST FA_GELU_GF_FAST
+#define FA_L_GELU_G_FAST_MID FA_GELU_GF_FAST_MID
+#define FA_L_GELU_G_FAST_DEGREE FA_GELU_GF_FAST_DEGREE
 #elif defined(FA_LANES_DOUBLE)
 #define V vd
 #define M md
@@ -90,6 +97,8 @@
 #define FA_L_LN2_LO FA_LN2_LO
 #define FA_L_EXP FA_EXP_F64
 #define FA_L_EXP_DEGREE FA_EXP_F64_DEGREE
+#define FA_L_EXP_FAST FA_EXP_F64_FAST
+#define FA_L_EXP_FAST_DEGREE FA_EXP_F64_FAST_DEGREE
 #define FA_L_TANH_C1_HI FA_TANH_C1_HI
 #define FA_L_TANH_C1_LO FA_TANH_C1_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3_HI
@@ -104,6 +113,11 @@
 #define FA_L_GELU_G_C0_LO FA_GELU_GD_C0_LO
 #define FA_L_GELU_G_DEGREE FA_GELU_GD_DEGREE
 #define FA_L_GELU_G_FIRST_EXPONENT FA_GELU_GD_FIRST_EXPONENT
+/* the fast tier's G: in double, the accurate tier's (a shorter fit buys little) */
+#define FA_L_GELU_G_FAST_INDEX(a) vd_binade_index(a, FA_GELU_GD_FIRST_EXPONENT)
+#define FA_L_GELU_G_FAST FA_GELU_GD
+#define FA_L_GELU_G_FAST_MID FA_GELU_GD_MID
+#define FA_L_GELU_G_FAST_DEGREE FA_GELU_GD_DEGREE
 #else
 #error "define FA_LANES_FLOAT or FA_LANES_DOUBLE"
 #endif

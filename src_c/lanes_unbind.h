@@ -42,6 +42,12 @@
 #undef FA_L_C
 #undef VI
 #undef v_binade_index
+#undef FA_L_EXP_FAST
+#undef FA_L_EXP_FAST_DEGREE
+#undef FA_L_GELU_G_FAST_INDEX
+#undef FA_L_GELU_G_FAST
+#undef FA_L_GELU_G_FAST_MID
+#undef FA_L_GELU_G_FAST_DEGREE
 #undef v_lookup8
 #undef FA_L_GELU_G
 #undef FA_L_GELU_G_MID

@@ -106,6 +106,10 @@ static inline vi vf_binade_index(vf a, int first) {
     __m256i e = _mm256_srli_epi32(_mm256_castps_si256(a), 23);
     return _mm256_max_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(first)), _mm256_setzero_si256());
 }
+static inline vi vf_half_binade_index(vf a, int first) {
+    __m256i e = _mm256_srli_epi32(_mm256_castps_si256(a), 22);
+    return _mm256_max_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(first)), _mm256_setzero_si256());
+}
 static inline vf vf_lookup8(const float *table, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), i); }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
 

@@ -97,6 +97,10 @@ static inline vi vf_binade_index(vf a, int first) {
     __m512i e = _mm512_srli_epi32(_mm512_castps_si512(a), 23);
     return _mm512_max_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(first)), _mm512_setzero_si512());
 }
+static inline vi vf_half_binade_index(vf a, int first) {
+    __m512i e = _mm512_srli_epi32(_mm512_castps_si512(a), 22);
+    return _mm512_max_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(first)), _mm512_setzero_si512());
+}
 /* indices stay below 8: the upper half of the table register is zero */
 static inline vf vf_lookup8(const float *table, vi i) {
     return _mm512_permutexvar_ps(i, _mm512_maskz_loadu_ps((__mmask16)0xff, table));

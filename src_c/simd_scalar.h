@@ -106,6 +106,13 @@ static inline vi vf_binade_index(vf a, int first) {
     return i > 0 ? i : 0;
 }
 /* table[i] per lane, i in [0, 8) */
+/* max(exponent and first mantissa bit of a - first, 0), for a >= 0 */
+static inline vi vf_half_binade_index(vf a, int first) {
+    uint32_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int32_t i = (int32_t)(bits >> 22) - first;
+    return i > 0 ? i : 0;
+}
 static inline vf vf_lookup8(const float *table, vi i) { return table[i]; }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
 

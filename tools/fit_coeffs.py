@@ -124,6 +124,23 @@ GELU_G = {
 }
 
 
+# The fast tier's float G: 8 intervals picked by the half-binade of a + 1 (its
+# exponent and first mantissa bit), which splits [0, 15) into [0, 0.5), [0.5, 1),
+# [1, 2), [2, 3), [3, 5), [5, 7), [7, 11), [11, 15): narrower at the top than
+# binades of a, so degree 8 (a plain Horner chain) holds 2^-24.
+GELU_G_FAST_F = {"offset": 1.0, "degree": 8, "rounded": to_float32}
+
+
+def half_binades(offset, count):
+    """The intervals of a whose a + offset lie in `count` successive half-binades from offset."""
+    edges = [offset]
+    while len(edges) <= count:
+        e = edges[-1]
+        top = 2 ** mp.floor(mp.log(e, 2))
+        edges.append(e + top / 2)
+    return [(float(lo - offset), float(hi - offset)) for lo, hi in zip(edges, edges[1:])]
+
+
 def gelu_g_tables(intervals, degree, rounded):
     """(mids, c0_lo, coefficient rows, worst relative error of the rounded fits),
     padded to 8 intervals by repeating the last."""
@@ -184,6 +201,13 @@ def polynomials():
     c, _ = fit_float(exp_tail, -r_max, r_max, 5)
     err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
     out.append(("FA_EXPF", c, 0.0, "exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree 5", err, "float"))
+    # the fast tier rounds exp once, plainly: a tenth of an ULP of fit error is enough
+    for name, degree, fitter, ctype in (("FA_EXP_F64_FAST", 9, fit, "double"),
+                                        ("FA_EXPF_FAST", 4, fit_float, "float")):
+        c, _ = fitter(exp_tail, -r_max, r_max, degree)
+        err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
+        out.append((name, c, 0.0, f"fast tier: exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}",
+                    err, ctype))
     return out
 
 
@@ -348,6 +372,25 @@ def render():
             lines.append(f"    {{{row([r[j] for r in rows])}}},")
         lines.append("};")
         lines.append("")
+    offset, degree, rounded = GELU_G_FAST_F["offset"], GELU_G_FAST_F["degree"], GELU_G_FAST_F["rounded"]
+    intervals = half_binades(offset, 8)
+    mids, c0_los, rows, worst = gelu_g_tables(intervals, degree, rounded)
+    first = struct.unpack("<I", struct.pack("<f", offset))[0] >> 22
+    name = "FA_GELU_GF_FAST"
+    lines.append(f"/* fast tier: G(a) on {intervals}, degree {degree} in v = a - mid, float, no")
+    lines.append(f" * compensated step; interval index = (bits of a + {offset!r}) >> 22, minus {first}.")
+    lines.append(f" * Max relative error of the rounded fits (c0's rounding aside) {mp.nstr(worst, 3)} "
+                 f"(2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"#define {name}_OFFSET {offset.hex()}f")
+    lines.append(f"#define {name}_FIRST {first}")
+    row = lambda values: ", ".join(f"{v.hex()}f" for v in values)  # noqa: E731
+    lines.append(f"static const float {name}_MID[8] = {{{row(mids)}}};")
+    lines.append(f"static const float {name}[{degree + 1}][8] = {{")
+    for j in range(degree + 1):
+        lines.append(f"    {{{row([r[j] for r in rows])}}},")  # c0's low part: below the fast tier's notice
+    lines.append("};")
+    lines.append("")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 

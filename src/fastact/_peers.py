@@ -19,6 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 import fastact as fa
+from fastact._manifest import TIERS
 from fastact._registry import ACTIVATIONS
 
 DIRECTIONS = ("forward", "backward")
@@ -59,16 +60,24 @@ def make_inputs(size, dtype, seed=0):
 # cannot, returns a new array); setup (imports, tensor views, sessions,
 # compiles) happens there, outside the timed call.
 
-def _fastact(name, direction, g, x, y, threads):
+def _fastact(name, direction, g, x, y, threads, precision=TIERS[0]):
     act = ACTIVATIONS[name]   # the public API, wrapper included: what users call
+    if precision not in act.op.tiers:
+        raise Unsupported(f"{name} has one precision tier (it is exact)")
     fn = act.forward if direction == "forward" else act.backward
     # gelu_tanh is partial(gelu, approximate="tanh") in the registry; users
-    # write the keyword, which skips the partial's own call
+    # write the keywords, which skips the partial's own call
     approximate = getattr(fn, "keywords", {}).get("approximate")
     fn = getattr(fn, "func", fn)
-    if direction == "forward":
-        return (lambda: fn(x, approximate, out=y)) if approximate else (lambda: fn(x, out=y))
-    return (lambda: fn(g, x, approximate, out=y)) if approximate else (lambda: fn(g, x, out=y))
+    keywords = {"out": y} if precision == TIERS[0] else {"out": y, "precision": precision}
+    args = ((x,) if direction == "forward" else (g, x)) + ((approximate,) if approximate else ())
+    if len(keywords) == 1 and len(args) == 1:
+        return lambda: fn(x, out=y)     # the commonest call, without unpacking
+    return lambda: fn(*args, **keywords)
+
+
+def _fastact_fast(name, direction, g, x, y, threads):
+    return _fastact(name, direction, g, x, y, threads, precision="fast")
 
 
 def _memory(name, direction, g, x, y, threads):
@@ -332,6 +341,7 @@ class Impl:
 
 IMPLS = {
     "fastact": Impl(_fastact, "fastact"),
+    "fastact-fast": Impl(_fastact_fast, "fastact"),    # precision="fast"
     "numpy": Impl(_numpy, "peer"),
     "torch": Impl(_torch, "peer", ("torch",)),
     "numexpr": Impl(_numexpr, "peer", ("numexpr",)),
