@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tools"))  # make_reference_data, for --float64
 sys.path.append(str(ROOT / "src"))  # fastact from the checkout only when not installed
 
 import fastact as fa  # noqa: E402
-from fastact._registry import ACTIVATIONS  # noqa: E402
+from fastact._registry import VARIANTS  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "reference_f64.npz"
 DIRECTIONS = ("forward", "backward")
@@ -91,16 +91,19 @@ def float32_chunk(job):
     x = x[np.isfinite(x)]
     x64 = x.astype(np.float64)
     ones = np.ones_like(x64)
-    out = {}
+    out, references = {}, {}
     for name in names:
-        act = ACTIVATIONS[name]
-        if act.exact:
+        act = VARIANTS[name]
+        if act.name in references:  # another tier of the same op
+            reference = references[act.name]
+        elif act.exact:
             reference = {"forward": (act.ref_forward(x64).astype(np.float32), None),
                          "backward": (act.ref_backward(ones, x64).astype(np.float32), None)}
         else:
             forward, backward = act.ref_forward(x64), act.ref_backward(ones, x64)
             reference = {"forward": (forward, ulp(forward, np.float32)),
                          "backward": (backward, ulp(act.ref_backward_scale(x64), np.float32))}
+        references[act.name] = reference
         for isa in isas:
             fa.set_isa(isa)
             for direction, (expected, unit) in reference.items():
@@ -125,10 +128,10 @@ def float32_sweep(args):
             for done, (result, n) in enumerate(mapper, 1):
                 count += n
                 for key, worst in result.items():
-                    exact = ACTIVATIONS[key[0]].exact
+                    exact = VARIANTS[key[0]].exact
                     total[key] = total[key].merge(worst, exact) if key in total else worst
                 elapsed = time.perf_counter() - started
-                so_far = max((w.err for k, w in total.items() if not ACTIVATIONS[k[0]].exact), default=0)
+                so_far = max((w.err for k, w in total.items() if not VARIANTS[k[0]].exact), default=0)
                 print(f"[{done}/{len(jobs)}] {count} inputs, worst so far {so_far:.3f} ULP, {elapsed:.0f} s, "
                       f"about {elapsed / done * (len(jobs) - done):.0f} s left", file=sys.stderr, flush=True)
     except KeyboardInterrupt:  # SIGINT or SIGTERM: still print the table of what was swept
@@ -166,10 +169,11 @@ def float64_errors(act, direction, x, expected, rem, scale):
 
 def float64_report(args):
     import make_reference_data as gen
-    total, sizes = {}, []
+    total, sizes, evaluated = {}, [], {}
     with np.load(DATA) as data, pool_for(args.jobs) as pool:
-        for name in args.functions:
-            act = ACTIVATIONS[name]
+        for key in args.functions:
+            act = VARIANTS[key]
+            name = act.name
             if act.exact:  # random bit patterns, NaN and inf included, bit for bit
                 x = np.random.default_rng(args.seed).integers(0, 2**64, args.float64, dtype=np.uint64).view(np.float64)
                 for isa in args.isa:
@@ -180,25 +184,28 @@ def float64_report(args):
                             expected = (act.ref_forward(x) if direction == "forward"
                                         else act.ref_backward(np.ones_like(x), x))
                         err = (got.view(np.uint64) != expected.view(np.uint64)) & ~(np.isnan(got) & np.isnan(expected))
-                        total[name, direction, isa] = Worst.of(err, x, got, expected, True)
+                        total[key, direction, isa] = Worst.of(err, x, got, expected, True)
                 continue
-            fresh = float64_inputs(gen, name, args.float64, args.seed)
-            started = time.perf_counter()
-            chunks = [(name, c.tolist(), gen.DPS) for c in np.array_split(fresh, max(1, len(fresh) // 500))]
-            values = np.concatenate(list(pool.map(gen.evaluate, chunks) if pool else map(gen.evaluate, chunks)))
-            print(f"{name}: mpmath on {len(fresh)} inputs in {time.perf_counter() - started:.0f} s",
-                  file=sys.stderr, flush=True)
-            x = np.concatenate([data[f"{name}_x"], fresh])
-            columns = {key: np.concatenate([data[f"{name}_{key}"], values[:, i]]) for i, key in
-                       enumerate(["forward", "forward_rem", "backward", "backward_rem", "scale"])}
-            sizes.append(f"{name} {len(x)}")
+            if name not in evaluated:  # mpmath once per op, for every tier
+                fresh = float64_inputs(gen, name, args.float64, args.seed)
+                started = time.perf_counter()
+                chunks = [(name, c.tolist(), gen.DPS) for c in np.array_split(fresh, max(1, len(fresh) // 500))]
+                values = np.concatenate(list(pool.map(gen.evaluate, chunks) if pool else map(gen.evaluate, chunks)))
+                print(f"{name}: mpmath on {len(fresh)} inputs in {time.perf_counter() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+                x = np.concatenate([data[f"{name}_x"], fresh])
+                columns = {c: np.concatenate([data[f"{name}_{c}"], values[:, i]]) for i, c in
+                           enumerate(["forward", "forward_rem", "backward", "backward_rem", "scale"])}
+                evaluated[name] = x, columns
+                sizes.append(f"{name} {len(x)}")
+            x, columns = evaluated[name]
             for isa in args.isa:
                 fa.set_isa(isa)
                 for direction in DIRECTIONS:
                     expected = columns[direction]
                     err, got = float64_errors(act, direction, x, expected, columns[f"{direction}_rem"],
                                               columns["scale"])
-                    total[name, direction, isa] = Worst.of(err, x, got, expected, False)
+                    total[key, direction, isa] = Worst.of(err, x, got, expected, False)
     return total, (f"float64: stored mpmath set + {args.float64} random inputs per function "
                    f"({', '.join(sizes)}); reference mpmath, dps {gen.DPS}")
 
@@ -232,7 +239,7 @@ def table(total, isas, names, title):
              "| function | direction | bound | " + " | ".join(isas) + " |",
              "|---|---|---|" + "---|" * len(isas)]
     for name in names:
-        act = ACTIVATIONS[name]
+        act = VARIANTS[name]
         for direction in DIRECTIONS:
             bound = "exact" if act.exact else f"{act.forward_ulp if direction == 'forward' else act.backward_ulp:g} ULP"
             cells = [total[name, direction, isa].cell(act.exact) if (name, direction, isa) in total else "-"
@@ -244,7 +251,8 @@ def table(total, isas, names, title):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--isa", nargs="+", default=TESTABLE_ISAS, choices=TESTABLE_ISAS)
-    parser.add_argument("--functions", nargs="+", default=list(ACTIVATIONS), choices=list(ACTIVATIONS))
+    parser.add_argument("--functions", nargs="+", default=list(VARIANTS), choices=list(VARIANTS),
+                        help="ops by name, a tier other than the default as NAME_TIER (default: all, every tier)")
     parser.add_argument("--stride", type=int, default=1, help="test every N-th float32 bit pattern")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--chunk-bits", type=int, default=24, help="log2 of the bit patterns per chunk")
