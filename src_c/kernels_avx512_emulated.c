@@ -79,6 +79,19 @@ static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde_
                             b, c);
 }
 
+/* vscalef for integer-valued b and a normal result: a times 2^b built from
+ * its exponent bits, exact, as the instruction is (SIMDe's portable version
+ * goes through a floating-point exp2) */
+static inline simde__m512 fa_emu_scalef_ps_(simde__m512 a, simde__m512 b) {
+    simde__m512i e = simde_mm512_add_epi32(simde_mm512_cvttps_epi32(b), simde_mm512_set1_epi32(127));
+    return simde_mm512_mul_ps(a, simde_mm512_castsi512_ps(simde_mm512_slli_epi32(e, 23)));
+}
+static inline simde__m512d fa_emu_scalef_pd_(simde__m512d a, simde__m512d b) {
+    simde__m512i bits = simde_mm512_castpd_si512(simde_mm512_add_pd(b, simde_mm512_set1_pd(0x1.8p52)));
+    bits = simde_mm512_add_epi64(bits, simde_mm512_set1_epi64(1023 - 0x4338000000000000LL));
+    return simde_mm512_mul_pd(a, simde_mm512_castsi512_pd(simde_mm512_slli_epi64(bits, 52)));
+}
+
 static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
     return fa_emu_fmadd_pd_(simde_mm512_castsi512_pd(simde_mm512_xor_si512(
                                 simde_mm512_castpd_si512(a), simde_mm512_set1_epi64((long long)0x8000000000000000ULL))),
@@ -170,6 +183,10 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_fmadd_ps fa_emu_fmadd_ps_
 #undef _mm512_fnmadd_ps
 #define _mm512_fnmadd_ps fa_emu_fnmadd_ps_
+#undef _mm512_scalef_ps
+#define _mm512_scalef_ps fa_emu_scalef_ps_
+#undef _mm512_scalef_pd
+#define _mm512_scalef_pd fa_emu_scalef_pd_
 #undef _mm512_srli_epi32
 #define _mm512_srli_epi32 simde_mm512_srli_epi32
 #undef _mm512_sub_epi32

@@ -28,6 +28,7 @@
 #define v_isnan vf_isnan
 #define v_select vf_select
 #define v_pow2 vf_pow2
+#define v_scale_1p vf_scale_1p
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f
@@ -87,6 +88,7 @@
 #define v_isnan vd_isnan
 #define v_select vd_select
 #define v_pow2 vd_pow2
+#define v_scale_1p vd_scale_1p
 #define m_or md_or
 #define m_any md_any
 #define FA_L_SHIFTER 0x1.8p52

@@ -25,6 +25,7 @@
 #undef v_isnan
 #undef v_select
 #undef v_pow2
+#undef v_scale_1p
 #undef m_or
 #undef m_any
 #undef FA_L_SHIFTER

@@ -113,4 +113,15 @@ static inline vi vf_half_binade_index(vf a, int first) {
 static inline vf vf_lookup8(const float *table, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), i); }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
 
+/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal:
+ * one FMA by 2^k (AVX-512 has an instruction for it: vscalef) */
+static inline vd vd_scale_1p(vd q, vd k) {
+    vd s = vd_pow2(k);
+    return vd_fma(q, s, s);
+}
+static inline vf vf_scale_1p(vf q, vf k) {
+    vf s = vf_pow2(k);
+    return vf_fma(q, s, s);
+}
+
 #endif

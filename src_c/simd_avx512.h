@@ -107,4 +107,10 @@ static inline vf vf_lookup8(const float *table, vi i) {
 }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
 
+/* (1 + q) 2^k for integer-valued k, where the result is normal: 1 + q rounded,
+ * then scaled exactly by vscalef, the same bits as the other layers' single
+ * rounding of (1 + q) 2^k, without building 2^k from integer operations */
+static inline vd vd_scale_1p(vd q, vd k) { return _mm512_scalef_pd(_mm512_add_pd(_mm512_set1_pd(1.0), q), k); }
+static inline vf vf_scale_1p(vf q, vf k) { return _mm512_scalef_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), q), k); }
+
 #endif

@@ -105,7 +105,6 @@ static inline vi vf_binade_index(vf a, int first) {
     int32_t i = (int32_t)(bits >> 23) - first;
     return i > 0 ? i : 0;
 }
-/* table[i] per lane, i in [0, 8) */
 /* max(exponent and first mantissa bit of a - first, 0), for a >= 0 */
 static inline vi vf_half_binade_index(vf a, int first) {
     uint32_t bits;
@@ -113,7 +112,18 @@ static inline vi vf_half_binade_index(vf a, int first) {
     int32_t i = (int32_t)(bits >> 22) - first;
     return i > 0 ? i : 0;
 }
+/* table[i] per lane, i in [0, 8) */
 static inline vf vf_lookup8(const float *table, vi i) { return table[i]; }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
+
+/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
+static inline vd vd_scale_1p(vd q, vd k) {
+    vd s = vd_pow2(k);
+    return vd_fma(q, s, s);
+}
+static inline vf vf_scale_1p(vf q, vf k) {
+    vf s = vf_pow2(k);
+    return vf_fma(q, s, s);
+}
 
 #endif
