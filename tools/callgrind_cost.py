@@ -28,7 +28,7 @@ import tempfile
 
 import fastact as fa
 from fastact import _ext
-from fastact._registry import ACTIVATIONS
+from fastact._registry import VARIANTS
 
 DIRECTIONS = ("forward", "backward")
 DTYPES = ("float32", "float64")
@@ -39,7 +39,7 @@ CHILD = """
 import sys
 import fastact as fa
 from fastact._peers import make_inputs
-from fastact._registry import ACTIVATIONS
+from fastact._registry import VARIANTS
 name, direction, dtype, isa, size, reps = sys.argv[1:]
 fa.set_num_threads(1)
 try:
@@ -48,7 +48,7 @@ except ValueError as exc:
     print(exc, file=sys.stderr)
     sys.exit(%d)
 g, x, y = make_inputs(int(size), dtype)
-act = ACTIVATIONS[name]
+act = VARIANTS[name]
 for _ in range(int(reps)):
     act.forward(x, out=y) if direction == "forward" else act.backward(g, x, out=y)
 """ % UNAVAILABLE
@@ -85,9 +85,12 @@ def classify(mnemonic, operands):
     return "integer/other"
 
 
-def kernel_symbol(name, direction, dtype, isa):
+def kernel_symbol(key, direction, dtype, isa):
+    """fa_gelu_fwd_f32_avx2; a tier other than the default after the dtype: fa_gelu_fwd_f32_fast_avx2."""
+    act = VARIANTS[key]
     short = {"float32": "f32", "float64": "f64"}[dtype]
-    return f"fa_{name}_{'fwd' if direction == 'forward' else 'bwd'}_{short}_{isa.replace('-', '_')}"
+    tier = "" if act.key == act.name else f"_{act.tier}"
+    return f"fa_{act.name}_{'fwd' if direction == 'forward' else 'bwd'}_{short}{tier}_{isa.replace('-', '_')}"
 
 
 def defined_symbols(path):
@@ -204,7 +207,8 @@ def main():
     parser.add_argument("--isa", type=csv_list(list(_ext.isa_names())), default=fa.available_isas(),
                         help=f"default: {','.join(fa.available_isas())} (the real sets this "
                              "CPU has; avx512-emulated only when asked)")
-    parser.add_argument("--function", type=csv_list(list(ACTIVATIONS)), default=list(ACTIVATIONS))
+    parser.add_argument("--function", type=csv_list(list(VARIANTS)), default=list(VARIANTS),
+                        help="ops, a tier other than the default as NAME_TIER (default: every op and tier)")
     parser.add_argument("--direction", type=csv_list(DIRECTIONS), default=list(DIRECTIONS))
     parser.add_argument("--dtype", type=csv_list(DTYPES), default=list(DTYPES))
     parser.add_argument("--size", type=int, default=1 << 14, help="elements per call (2^14)")
