@@ -66,8 +66,6 @@ extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]
 if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:
     extra_compile_args.append("-Werror")
-if os.environ.get("FASTACT_MARCH_NATIVE") == "1":  # local experiments only, never a wheel
-    extra_compile_args.append("-march=native")
 
 extension = Extension(
     "fastact._ext",

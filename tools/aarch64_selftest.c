@@ -7,11 +7,12 @@
  *     precision (expected.h, written by check_aarch64.sh; never fastact output):
  *     forward within 2 ULP of the exact value, backward within 4 ULP of the
  *     derivative's largest term (the bounds in fastact/_registry.py; 1 and 2
- *     float32 ULP for the float32 kernels), relu exact;
+ *     float32 ULP for the float32 kernels), relu exact; the fast tier within
+ *     4 and 8 ULP in both precisions;
  *   - the NumPy inner loops (loops.c): strided and float16 data give the same
  *     bits as the kernel on contiguous data; float16 within 1 ULP of mpmath;
  *   - threads.c: a large call split over 4 threads gives the same bits;
- *   - it prints an FNV-1a hash of every kernel's output on a sweep, which must
+ *   - it prints an FNV-1a hash of every kernel's output (every tier) on a sweep, which must
  *     equal the hash of the same program built for the host (same bits on
  *     every architecture).
  * Exit status 0 when every check passes. */
@@ -31,16 +32,21 @@
 #define FA_OP_NAME_(name, NAME) #name,
 static const char *const op_names[FA_N_OPS] = {FA_OPS(FA_OP_NAME_)};
 
-/* The scalar table's accurate kernels, through the generic signature. */
-static void fwd(int op, int kdtype, const void *x, void *y, ptrdiff_t n) {
+/* The scalar table's kernels of one tier, through the generic signature. */
+static int has_tier(int op, int tier) { return fa_kernels_scalar.kernel[op][FA_FWD][FA_KF64][tier] != NULL; }
+static void fwd_tier(int tier, int op, int kdtype, const void *x, void *y, ptrdiff_t n) {
     const void *in[1] = {x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][FA_ACCURATE](in, out, n, NULL);
+    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][tier](in, out, n, NULL);
 }
-static void bwd(int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
+static void bwd_tier(int tier, int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
     const void *in[2] = {g, x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][FA_ACCURATE](in, out, n, NULL);
+    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][tier](in, out, n, NULL);
+}
+static void fwd(int op, int kdtype, const void *x, void *y, ptrdiff_t n) { fwd_tier(FA_ACCURATE, op, kdtype, x, y, n); }
+static void bwd(int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
+    bwd_tier(FA_ACCURATE, op, kdtype, g, x, y, n);
 }
 static void *loop_data(int op, int direction) { return (void *)fa_loop_data(op, direction, FA_ACCURATE); }
 static int failures;
@@ -97,6 +103,27 @@ static void check_accuracy(void) {
         /* one float16 ULP: 2^-10 relative, 2^-24 in the subnormals */
         double tol16 = exact ? 0.0 : fmax(ldexp(fabs(want16), -10), 0x1p-24);
         check("fwd_f16", e->op, x, got16, want16, tol16);
+    }
+}
+
+/* The fast tier on the same points: 4 ULP forward, 8 of the largest term backward. */
+static void check_fast_accuracy(void) {
+    size_t n = sizeof expected / sizeof expected[0];
+    for (size_t i = 0; i < n; i++) {
+        const struct expected *e = &expected[i];
+        if (!has_tier(e->op, FA_FAST)) continue;
+        double x = e->x, one = 1.0, y, d;
+        fwd_tier(FA_FAST, e->op, FA_KF64, &x, &y, 1);
+        bwd_tier(FA_FAST, e->op, FA_KF64, &one, &x, &d, 1);
+        check("fast fwd_f64", e->op, x, y, e->fwd, 4 * ulp64(e->fwd));
+        check("fast bwd_f64", e->op, x, d, e->bwd, 8 * ulp64(e->scale));
+        float x32 = (float)e->x, one32 = 1.0f, y32, d32;
+        if ((double)x32 != e->x && isfinite(e->x)) continue;
+        fwd_tier(FA_FAST, e->op, FA_KF32, &x32, &y32, 1);
+        bwd_tier(FA_FAST, e->op, FA_KF32, &one32, &x32, &d32, 1);
+        /* the float32 rows' reference is float32-rounded: half an ULP more */
+        check("fast fwd_f32", e->op, x, y32, e->fwd32, 4.5 * ulp32(e->fwd32));
+        check("fast bwd_f32", e->op, x, d32, e->bwd32, 8.5 * ulp32(e->scale32));
     }
 }
 
@@ -159,10 +186,13 @@ static uint64_t sweep_hash(void) {
     }
     uint64_t h = 0xcbf29ce484222325ull;
     for (int op = 0; op < FA_N_OPS; op++) {
-        fwd(op, FA_KF64, x, y, M), h = fnv(h, y, sizeof y);
-        bwd(op, FA_KF64, g, x, y, M), h = fnv(h, y, sizeof y);
-        fwd(op, FA_KF32, x32, y32, M), h = fnv(h, y32, sizeof y32);
-        bwd(op, FA_KF32, g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+        for (int tier = 0; tier < FA_N_TIERS; tier++) {
+            if (!has_tier(op, tier)) continue;
+            fwd_tier(tier, op, FA_KF64, x, y, M), h = fnv(h, y, sizeof y);
+            bwd_tier(tier, op, FA_KF64, g, x, y, M), h = fnv(h, y, sizeof y);
+            fwd_tier(tier, op, FA_KF32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+            bwd_tier(tier, op, FA_KF32, g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
+        }
     }
     return h;
 }
@@ -188,6 +218,9 @@ int main(void) {
     check_accuracy();
     printf("accuracy: %zu points x %d operations, fwd/bwd in float64, float32, float16: %s\n",
            sizeof expected / sizeof expected[0] / FA_N_OPS, FA_N_OPS, failures == before ? "ok" : "FAILED");
+    before = failures;
+    check_fast_accuracy();
+    printf("accuracy, fast tier: fwd/bwd in float64, float32: %s\n", failures == before ? "ok" : "FAILED");
     check_loops_and_threads();
     printf("sweep hash %016llx\n", (unsigned long long)sweep_hash());
     printf("%s\n", failures ? "selftest FAILED" : "selftest passed");
