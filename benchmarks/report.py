@@ -15,7 +15,7 @@ import json
 import statistics
 from collections import defaultdict
 
-from fastact._bench import gelem_per_s, plot_throughput, size_label
+from fastact._bench import ACCURACY_SAMPLE, accuracy_rows, accuracy_table, gelem_per_s, plot_throughput, size_label
 from fastact._peers import IMPLS
 
 ORDER = list(IMPLS)
@@ -121,6 +121,10 @@ def report(data, records):
              "## Summary: geometric mean of fastact's speedup over all sizes and thread counts",
              "", summary(records)]
     functions = list(dict.fromkeys(r["function"] for r in records))   # the registry's order
+    accuracy = accuracy_rows(functions)   # on this machine, now: what each tier's speed costs
+    if accuracy:
+        parts += ["", f"## Accuracy of each tier (worst float32 error on {ACCURACY_SAMPLE} inputs spread "
+                  "over every bit pattern; tools/accuracy_report.py sweeps all 2^32)", "", accuracy_table(accuracy)]
     directions = ["forward", "backward"]
     for (name, direction, dtype, threads), rows in sorted(sections.items(), key=lambda kv: (
             functions.index(kv[0][0]), directions.index(kv[0][1]), *kv[0][2:])):

@@ -235,6 +235,62 @@ def call_cost_table(rows):
     return "\n".join(lines)
 
 
+# ---- accuracy beside the speed ------------------------------------------------
+
+ACCURACY_SAMPLE = 1 << 20   # float32 bit patterns: a second or two per function
+
+
+def float32_sample(count=ACCURACY_SAMPLE):
+    """`count` finite float32s spread evenly over the bit patterns (every one of
+    2^32 is what tools/accuracy_report.py sweeps; this is its strided cousin)."""
+    stride = 2 * 0x7F800000 // count
+    k = np.arange(count, dtype=np.uint64) * stride
+    bits = np.where(k < 0x7F800000, k, k - 0x7F800000 + 0x80000000)
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def ulps(got, expected, scale):
+    """|got - expected| in float32 ULPs of `scale` (never below the subnormal spacing)."""
+    unit = np.maximum(np.spacing(np.abs(scale).astype(np.float32)).astype(np.float64), 2.0**-149)
+    err = np.abs(got.astype(np.float64) - expected) / unit
+    return float(np.nanmax(np.where(np.isnan(err), np.inf, err)))
+
+
+def accuracy_rows(functions):
+    """Worst float32 error of each function's tiers on a strided sample, against
+    fastact's float64 references: what the speed buys or costs, in one place.
+    None when the references' SciPy is not installed."""
+    if importlib.util.find_spec("scipy") is None:
+        return None
+    from fastact._registry import VARIANTS
+    x = float32_sample()
+    x64 = x.astype(np.float64)
+    ones32, ones = np.ones_like(x), np.ones_like(x64)
+    rows = []
+    for name in functions:
+        act = ACTIVATIONS[name]
+        if act.exact:
+            continue
+        with np.errstate(all="ignore"):
+            fwd, bwd = act.ref_forward(x64), act.ref_backward(ones, x64)
+            scale = act.ref_backward_scale(x64)
+        for tier in act.op.tiers:
+            v = VARIANTS[act.key if tier == act.tier else f"{name}_{tier}"]
+            rows.append({"function": name, "precision": tier,
+                         "forward": ulps(v.forward(x), fwd, fwd), "forward_bound": v.forward_ulp,
+                         "backward": ulps(v.backward(ones32, x), bwd, scale), "backward_bound": v.backward_ulp})
+    return rows
+
+
+def accuracy_table(rows):
+    lines = [f"| function | precision | float32 forward, worst ULP (bound) | float32 backward, worst ULP "
+             "of the largest term (bound) |", "|---|---|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['function']} | {r['precision']} | {r['forward']:.3f} ({r['forward_bound']:g}) "
+                     f"| {r['backward']:.3f} ({r['backward_bound']:g}) |")
+    return "\n".join(lines)
+
+
 def gelem_per_s(record):
     return record["size"] / record["seconds"] / 1e9
 
@@ -324,6 +380,12 @@ def main(argv):
     print(markdown_table(records))
     if warning:
         print(f"\n**{warning}**")
+    accuracy = accuracy_rows(args.functions) if "float32" in args.dtypes else None
+    if accuracy:
+        print(f"\nAccuracy of what was timed: worst error on {ACCURACY_SAMPLE} float32 inputs spread over "
+              "every bit pattern, against float64 references (every one of 2^32: tools/accuracy_report.py; "
+              "the bounds hold over all of them):\n")
+        print(accuracy_table(accuracy))
     print(f"\nCost of a small call, fastact (wrapper included) against np.negative(x, out=y) "
           f"on the same {CALL_SIZE} elements (median of {args.repeat} interleaved samples):\n")
     print(call_cost_table(costs))
@@ -331,7 +393,7 @@ def main(argv):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": facts, "args": {k: v for k, v in vars(args).items()},
-                       "results": records, "call_costs": costs}, f, indent=1)
+                       "results": records, "call_costs": costs, "accuracy": accuracy}, f, indent=1)
     if args.plot:
         plot_throughput(records, args.plot)
     return 0
