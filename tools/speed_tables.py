@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""README speed tables from `python -m fastact bench --json PATH`: per dtype, a
+row per function and direction, a column per size and thread count, each
+cell "accurate → fast Gelem/s (fast tier × the fastest peer)".
+
+    python -m fastact bench --sizes 1e5,1e6,1e7 --threads 1,2 --dtypes float32,float64 --json bench.json
+    python tools/speed_tables.py bench.json
+"""
+import argparse
+import json
+from collections import defaultdict
+
+PEER_SHORT = {"onnxruntime": "onnxr", "numexpr": "numexpr", "torch": "torch", "jax": "jax", "numpy": "numpy"}
+
+
+def label(n):
+    exponent = len(str(n)) - 1
+    return f"1e{exponent}" if 10 ** exponent == n else str(n)
+
+
+def tables(data):
+    kinds = {"fastact": "ours", "fastact-fast": "ours", "memory": "memory"}
+    cells = defaultdict(dict)
+    for r in data["results"]:
+        cells[r["dtype"], r["function"], r["direction"], r["size"], r["threads"]][r["impl"]] = r
+    columns = sorted({(k[3], k[4]) for k in cells})
+    out = []
+    for dtype in dict.fromkeys(k[0] for k in cells):
+        rows = dict.fromkeys((k[1], k[2]) for k in cells if k[0] == dtype)
+        out += [f"{dtype}: fastact Gelem/s, accurate → fast, and (the fast tier × the fastest peer; "
+                "relu: × the memory reference)", "",
+                "| function | direction | " + " | ".join(f"{label(s)} ×{t}" for s, t in columns) + " |",
+                "|---|---|" + "---:|" * len(columns)]
+        for function, direction in rows:
+            line = []
+            for size, threads in columns:
+                impls = cells.get((dtype, function, direction, size, threads), {})
+                ours = impls.get("fastact-fast") or impls.get("fastact")
+                if ours is None:
+                    line.append("—")
+                    continue
+                gelem = {i: r["size"] / r["seconds"] / 1e9 for i, r in impls.items()}
+                peers = {i: r for i, r in impls.items() if i not in kinds}
+                text = (f"{gelem['fastact']:.2f} → {gelem['fastact-fast']:.2f}" if "fastact-fast" in impls
+                        else f"{gelem['fastact']:.2f}")
+                if function == "relu" and "memory" in impls:
+                    text += f" ({impls['memory']['seconds'] / ours['seconds']:.2f}× mem)"
+                elif peers:
+                    best = min(peers.values(), key=lambda r: r["seconds"])
+                    text += f" ({best['seconds'] / ours['seconds']:.2f}× {PEER_SHORT.get(best['impl'], best['impl'])})"
+                line.append(text)
+            out.append(f"| {function} | {direction} | " + " | ".join(line) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("json", help="python -m fastact bench --json output")
+    args = parser.parse_args()
+    with open(args.json) as f:
+        print(tables(json.load(f)))
+
+
+if __name__ == "__main__":
+    main()
