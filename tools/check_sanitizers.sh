@@ -279,14 +279,11 @@ check_asan() {
     # test_accuracy's 2^24-element float32 sweep and test_hypothesis (the
     # same kernel paths again, for accuracy), two of the three rounding-mode
     # subprocesses (each repeats every kernel over 300k elements, ~20 s under
-    # ASan), test_manifest (no kernels), test_torch (torch not installed) and
-    # test_api's repeat of every case for the fast tier's ufuncs (the same
-    # loops; the fast kernels stay under test through test_accuracy,
-    # test_layout, test_fuzz and test_robustness).
+    # ASan), test_manifest (no kernels) and test_torch (torch not installed).
     mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
         tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py tests/test_threads.py)
     run_check "$preload" "${files[@]}" \
-        -k "not float32_sweep and not (rounding_mode and (downward or towardzero)) and not (test_api and _fast)"
+        -k "not float32_sweep and not (rounding_mode and (downward or towardzero))"
 }
 
 check_tsan() {
@@ -315,12 +312,11 @@ check_tsan() {
     # Every test that starts the pool or splits a call, overlaps of out= and
     # the inputs, and all of test_threads, test_fuzz and test_robustness
     # (module names match -k) but two of the three rounding-mode subprocesses
-    # (as for asan), for the accurate tier's ufuncs: the fast tier's run the
-    # same loops and pool, and ASan covers their kernels.
+    # (as for asan).
     mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_threads.py \
         tests/test_robustness.py tests/test_fuzz.py)
     run_check "$preload" "${files[@]}" \
-        -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not (rounding_mode and (downward or towardzero)) and not _fast"
+        -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not (rounding_mode and (downward or towardzero))"
 }
 
 # The checks run side by side (pytest runs on one core, but for the thread
