@@ -50,6 +50,17 @@
 #define FA_LN2F_HI 0x1.62e4000000000p-1f /* 0.693145751953125 */
 #define FA_LN2F_LO 0x1.7f7d1c0000000p-20f /* 1.428606765330187e-06 */
 #define FA_LOG2EF 0x1.7154760000000p+0f /* 1.4426950216293335 */
+#define FA_LN2_DD_HI 0x1.62e42fefa39efp-1 /* 0.6931471805599453 */
+#define FA_LN2_DD_LO 0x1.abc9e3b39803fp-56 /* 2.3190468138462996e-17 */
+#define FA_LN2F_DD_HI 0x1.62e4300000000p-1f /* 0.6931471824645996 */
+#define FA_LN2F_DD_LO -0x1.05c6100000000p-29f /* -1.9046542121259336e-09 */
+#define FA_SQRT2 0x1.6a09e667f3bcdp+0 /* 1.4142135623730951 */
+#define FA_SQRT2F 0x1.6a09e60000000p+0f /* 1.4142135381698608 */
+#define FA_SELU_SCALE 0x1.0cfabd6a91132p+0 /* 1.0507009873554805 */
+#define FA_SELU_SCALE_ALPHA_HI 0x1.c212cc640f030p+0 /* 1.7580993408473766 */
+#define FA_SELU_SCALE_ALPHA_LO 0x1.092dbf6372048p-54 /* 5.75014648756476e-17 */
+#define FA_SELU_SCALEF 0x1.0cfabe0000000p+0f /* 1.0507010221481323 */
+#define FA_SELU_SCALE_ALPHAF 0x1.c212cc0000000p+0f /* 1.7580993175506592 */
 #define FA_LN2_HI 0x1.62e42fee00000p-1 /* 0.6931471803691238 */
 #define FA_LN2_LO 0x1.a39ef35793c76p-33 /* 1.9082149292705877e-10 */
 
@@ -107,6 +118,30 @@ static const float FA_EXPF_FAST[5] = {
     0x1.55551a0000000p-5f,
     0x1.120b620000000p-7f,
     0x1.6d10fc0000000p-10f,
+};
+
+/* log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2 <= 0.029437, degree 7; max relative error of the rounded fit 5.55e-17 (2^-54.0). Lowest degree first. */
+#define FA_LOG_ATANH_F64_DEGREE 7
+#define FA_LOG_ATANH_F64_C0_LO 0x0.0p+0
+static const double FA_LOG_ATANH_F64[8] = {
+    0x1.5555555555555p-1,
+    0x1.9999999999a38p-2,
+    0x1.2492492476ccbp-2,
+    0x1.c71c7201592a1p-3,
+    0x1.745cf9048617ap-3,
+    0x1.3b1c355c3560fp-3,
+    0x1.0fbe95aaf31a8p-3,
+    0x1.0c039e172b8dfp-3,
+};
+
+/* log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2 <= 0.029437, degree 3; max relative error of the rounded fit 3.31e-8 (2^-24.85). Lowest degree first. */
+#define FA_LOG_ATANHF_DEGREE 3
+#define FA_LOG_ATANHF_C0_LO 0x0.0p+0f
+static const float FA_LOG_ATANHF[4] = {
+    0x1.5555560000000p-1f,
+    0x1.9999ec0000000p-2f,
+    0x1.245c440000000p-2f,
+    0x1.ddced80000000p-3f,
 };
 
 /* G(a) = exp(a^2/2) Phi(-a) on [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 15)] (then repeated to fill 8),

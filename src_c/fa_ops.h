@@ -3,18 +3,26 @@
 #define FA_OPS_H
 
 /* X(name, NAME) for every operation, in the order of every table */
-#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
+#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID) X(tanh, TANH) X(softplus, SOFTPLUS) X(log_sigmoid, LOG_SIGMOID) X(mish, MISH) X(elu, ELU) X(selu, SELU) X(celu, CELU) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT)
 /* the operations whose kernels kernels_lanes.inc defines */
 #define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
+/* ... kernels_family.inc (smooth, both tiers) */
+#define FA_FAMILY_OPS(X) X(tanh, TANH) X(softplus, SOFTPLUS) X(log_sigmoid, LOG_SIGMOID) X(mish, MISH) X(elu, ELU) X(selu, SELU) X(celu, CELU)
+/* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */
+#define FA_PIECEWISE_OPS(X) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH)
+#define FA_FROM_OUTPUT_OPS(X) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT)
 /* X(name, NAME) for every precision tier, the default first */
 #define FA_TIERS(X) X(accurate, ACCURATE) X(fast, FAST)
 #define FA_MAX_INPUTS 2
 #define FA_MAX_OUTPUTS 1
+#define FA_MAX_PARAMS 2
 
 /* {inputs, outputs} of each operation's forward and backward */
-#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}}
+#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}, [FA_TANH] = {{1, 1}, {2, 1}}, [FA_SOFTPLUS] = {{1, 1}, {2, 1}}, [FA_LOG_SIGMOID] = {{1, 1}, {2, 1}}, [FA_MISH] = {{1, 1}, {2, 1}}, [FA_ELU] = {{1, 1}, {2, 1}}, [FA_SELU] = {{1, 1}, {2, 1}}, [FA_CELU] = {{1, 1}, {2, 1}}, [FA_LEAKY_RELU] = {{1, 1}, {2, 1}}, [FA_RELU6] = {{1, 1}, {2, 1}}, [FA_HARDTANH] = {{1, 1}, {2, 1}}, [FA_HARDSIGMOID] = {{1, 1}, {2, 1}}, [FA_HARDSWISH] = {{1, 1}, {2, 1}}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}}
+/* float parameters of each operation (ufunc inputs after the arrays; the kernels' params) */
+#define FA_OP_NPARAMS_INIT {[FA_SOFTPLUS] = 2, [FA_ELU] = 1, [FA_CELU] = 1, [FA_LEAKY_RELU] = 1, [FA_HARDTANH] = 2}
 /* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */
-#define FA_OP_NS_PER_ELEMENT_INIT {[FA_RELU] = {0.24, 0.42}, [FA_GELU] = {3.0, 16.0}, [FA_GELU_TANH] = {2.3, 5.7}, [FA_SILU] = {1.6, 3.8}, [FA_SIGMOID] = {1.6, 3.8}}
+#define FA_OP_NS_PER_ELEMENT_INIT {[FA_RELU] = {0.24, 0.42}, [FA_GELU] = {3.0, 16.0}, [FA_GELU_TANH] = {2.3, 5.7}, [FA_SILU] = {1.6, 3.8}, [FA_SIGMOID] = {1.6, 3.8}, [FA_TANH] = {2.0, 5.0}, [FA_SOFTPLUS] = {4.0, 8.0}, [FA_LOG_SIGMOID] = {4.0, 8.0}, [FA_MISH] = {4.0, 8.0}, [FA_ELU] = {2.0, 5.0}, [FA_SELU] = {2.0, 5.0}, [FA_CELU] = {2.0, 5.0}, [FA_LEAKY_RELU] = {0.3, 0.5}, [FA_RELU6] = {0.3, 0.5}, [FA_HARDTANH] = {0.3, 0.5}, [FA_HARDSIGMOID] = {0.3, 0.5}, [FA_HARDSWISH] = {0.3, 0.5}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}}
 
 /* the entries of an ISA's fa_kernels table; K(base) names the kernel */
 #define FA_KERNEL_TABLE(K) \
@@ -53,6 +61,93 @@
     [FA_SIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(sigmoid_bwd_f32), \
     [FA_SIGMOID][FA_BWD][FA_KF32][FA_FAST] = K(sigmoid_bwd_f32_fast), \
     [FA_SIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(sigmoid_bwd_f64), \
-    [FA_SIGMOID][FA_BWD][FA_KF64][FA_FAST] = K(sigmoid_bwd_f64_fast)
+    [FA_SIGMOID][FA_BWD][FA_KF64][FA_FAST] = K(sigmoid_bwd_f64_fast), \
+    [FA_TANH][FA_FWD][FA_KF32][FA_ACCURATE] = K(tanh_fwd_f32), \
+    [FA_TANH][FA_FWD][FA_KF32][FA_FAST] = K(tanh_fwd_f32_fast), \
+    [FA_TANH][FA_FWD][FA_KF64][FA_ACCURATE] = K(tanh_fwd_f64), \
+    [FA_TANH][FA_FWD][FA_KF64][FA_FAST] = K(tanh_fwd_f64_fast), \
+    [FA_TANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(tanh_bwd_f32), \
+    [FA_TANH][FA_BWD][FA_KF32][FA_FAST] = K(tanh_bwd_f32_fast), \
+    [FA_TANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(tanh_bwd_f64), \
+    [FA_TANH][FA_BWD][FA_KF64][FA_FAST] = K(tanh_bwd_f64_fast), \
+    [FA_SOFTPLUS][FA_FWD][FA_KF32][FA_ACCURATE] = K(softplus_fwd_f32), \
+    [FA_SOFTPLUS][FA_FWD][FA_KF32][FA_FAST] = K(softplus_fwd_f32_fast), \
+    [FA_SOFTPLUS][FA_FWD][FA_KF64][FA_ACCURATE] = K(softplus_fwd_f64), \
+    [FA_SOFTPLUS][FA_FWD][FA_KF64][FA_FAST] = K(softplus_fwd_f64_fast), \
+    [FA_SOFTPLUS][FA_BWD][FA_KF32][FA_ACCURATE] = K(softplus_bwd_f32), \
+    [FA_SOFTPLUS][FA_BWD][FA_KF32][FA_FAST] = K(softplus_bwd_f32_fast), \
+    [FA_SOFTPLUS][FA_BWD][FA_KF64][FA_ACCURATE] = K(softplus_bwd_f64), \
+    [FA_SOFTPLUS][FA_BWD][FA_KF64][FA_FAST] = K(softplus_bwd_f64_fast), \
+    [FA_LOG_SIGMOID][FA_FWD][FA_KF32][FA_ACCURATE] = K(log_sigmoid_fwd_f32), \
+    [FA_LOG_SIGMOID][FA_FWD][FA_KF32][FA_FAST] = K(log_sigmoid_fwd_f32_fast), \
+    [FA_LOG_SIGMOID][FA_FWD][FA_KF64][FA_ACCURATE] = K(log_sigmoid_fwd_f64), \
+    [FA_LOG_SIGMOID][FA_FWD][FA_KF64][FA_FAST] = K(log_sigmoid_fwd_f64_fast), \
+    [FA_LOG_SIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(log_sigmoid_bwd_f32), \
+    [FA_LOG_SIGMOID][FA_BWD][FA_KF32][FA_FAST] = K(log_sigmoid_bwd_f32_fast), \
+    [FA_LOG_SIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(log_sigmoid_bwd_f64), \
+    [FA_LOG_SIGMOID][FA_BWD][FA_KF64][FA_FAST] = K(log_sigmoid_bwd_f64_fast), \
+    [FA_MISH][FA_FWD][FA_KF32][FA_ACCURATE] = K(mish_fwd_f32), \
+    [FA_MISH][FA_FWD][FA_KF32][FA_FAST] = K(mish_fwd_f32_fast), \
+    [FA_MISH][FA_FWD][FA_KF64][FA_ACCURATE] = K(mish_fwd_f64), \
+    [FA_MISH][FA_FWD][FA_KF64][FA_FAST] = K(mish_fwd_f64_fast), \
+    [FA_MISH][FA_BWD][FA_KF32][FA_ACCURATE] = K(mish_bwd_f32), \
+    [FA_MISH][FA_BWD][FA_KF32][FA_FAST] = K(mish_bwd_f32_fast), \
+    [FA_MISH][FA_BWD][FA_KF64][FA_ACCURATE] = K(mish_bwd_f64), \
+    [FA_MISH][FA_BWD][FA_KF64][FA_FAST] = K(mish_bwd_f64_fast), \
+    [FA_ELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(elu_fwd_f32), \
+    [FA_ELU][FA_FWD][FA_KF32][FA_FAST] = K(elu_fwd_f32_fast), \
+    [FA_ELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(elu_fwd_f64), \
+    [FA_ELU][FA_FWD][FA_KF64][FA_FAST] = K(elu_fwd_f64_fast), \
+    [FA_ELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(elu_bwd_f32), \
+    [FA_ELU][FA_BWD][FA_KF32][FA_FAST] = K(elu_bwd_f32_fast), \
+    [FA_ELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(elu_bwd_f64), \
+    [FA_ELU][FA_BWD][FA_KF64][FA_FAST] = K(elu_bwd_f64_fast), \
+    [FA_SELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(selu_fwd_f32), \
+    [FA_SELU][FA_FWD][FA_KF32][FA_FAST] = K(selu_fwd_f32_fast), \
+    [FA_SELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(selu_fwd_f64), \
+    [FA_SELU][FA_FWD][FA_KF64][FA_FAST] = K(selu_fwd_f64_fast), \
+    [FA_SELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(selu_bwd_f32), \
+    [FA_SELU][FA_BWD][FA_KF32][FA_FAST] = K(selu_bwd_f32_fast), \
+    [FA_SELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(selu_bwd_f64), \
+    [FA_SELU][FA_BWD][FA_KF64][FA_FAST] = K(selu_bwd_f64_fast), \
+    [FA_CELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(celu_fwd_f32), \
+    [FA_CELU][FA_FWD][FA_KF32][FA_FAST] = K(celu_fwd_f32_fast), \
+    [FA_CELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(celu_fwd_f64), \
+    [FA_CELU][FA_FWD][FA_KF64][FA_FAST] = K(celu_fwd_f64_fast), \
+    [FA_CELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(celu_bwd_f32), \
+    [FA_CELU][FA_BWD][FA_KF32][FA_FAST] = K(celu_bwd_f32_fast), \
+    [FA_CELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(celu_bwd_f64), \
+    [FA_CELU][FA_BWD][FA_KF64][FA_FAST] = K(celu_bwd_f64_fast), \
+    [FA_LEAKY_RELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(leaky_relu_fwd_f32), \
+    [FA_LEAKY_RELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(leaky_relu_fwd_f64), \
+    [FA_LEAKY_RELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(leaky_relu_bwd_f32), \
+    [FA_LEAKY_RELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(leaky_relu_bwd_f64), \
+    [FA_RELU6][FA_FWD][FA_KF32][FA_ACCURATE] = K(relu6_fwd_f32), \
+    [FA_RELU6][FA_FWD][FA_KF64][FA_ACCURATE] = K(relu6_fwd_f64), \
+    [FA_RELU6][FA_BWD][FA_KF32][FA_ACCURATE] = K(relu6_bwd_f32), \
+    [FA_RELU6][FA_BWD][FA_KF64][FA_ACCURATE] = K(relu6_bwd_f64), \
+    [FA_HARDTANH][FA_FWD][FA_KF32][FA_ACCURATE] = K(hardtanh_fwd_f32), \
+    [FA_HARDTANH][FA_FWD][FA_KF64][FA_ACCURATE] = K(hardtanh_fwd_f64), \
+    [FA_HARDTANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardtanh_bwd_f32), \
+    [FA_HARDTANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardtanh_bwd_f64), \
+    [FA_HARDSIGMOID][FA_FWD][FA_KF32][FA_ACCURATE] = K(hardsigmoid_fwd_f32), \
+    [FA_HARDSIGMOID][FA_FWD][FA_KF64][FA_ACCURATE] = K(hardsigmoid_fwd_f64), \
+    [FA_HARDSIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardsigmoid_bwd_f32), \
+    [FA_HARDSIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardsigmoid_bwd_f64), \
+    [FA_HARDSWISH][FA_FWD][FA_KF32][FA_ACCURATE] = K(hardswish_fwd_f32), \
+    [FA_HARDSWISH][FA_FWD][FA_KF64][FA_ACCURATE] = K(hardswish_fwd_f64), \
+    [FA_HARDSWISH][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardswish_bwd_f32), \
+    [FA_HARDSWISH][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardswish_bwd_f64), \
+    [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f32), \
+    [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f64), \
+    [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f32), \
+    [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f64)
+
+/* parameter structs, passed to the kernels as `params` */
+typedef struct { double beta; double threshold; } fa_params_softplus;
+typedef struct { double alpha; } fa_params_elu;
+typedef struct { double alpha; } fa_params_celu;
+typedef struct { double negative_slope; } fa_params_leaky_relu;
+typedef struct { double min_val; double max_val; } fa_params_hardtanh;
 
 #endif

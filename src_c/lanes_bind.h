@@ -24,6 +24,7 @@
 #define v_abs vf_abs
 #define v_copysign vf_copysign
 #define v_lt vf_lt
+#define v_gt vf_gt
 #define v_gt_or_nan vf_gt_or_nan
 #define v_isnan vf_isnan
 #define v_select vf_select
@@ -41,6 +42,16 @@
 #define FA_L_EXP_DEGREE FA_EXPF_DEGREE
 #define FA_L_EXP_FAST FA_EXPF_FAST
 #define FA_L_EXP_FAST_DEGREE FA_EXPF_FAST_DEGREE
+#define FA_L_MAX_FINITE 0x1.fffffep127f
+#define FA_L_SQRT2 FA_SQRT2F
+#define FA_L_LN2_DD_HI FA_LN2F_DD_HI
+#define FA_L_LN2_DD_LO FA_LN2F_DD_LO
+#define FA_L_LOG_ATANH FA_LOG_ATANHF
+#define FA_L_LOG_ATANH_DEGREE FA_LOG_ATANHF_DEGREE
+#define FA_L_SELU_SCALE FA_SELU_SCALEF
+#define FA_L_SELU_SCALE_ALPHA FA_SELU_SCALE_ALPHAF
+/* FA_L_PICK(float value, double value) */
+#define FA_L_PICK(f, d) (f)
 #define FA_L_TANH_C1_HI FA_TANH_C1F_HI
 #define FA_L_TANH_C1_LO FA_TANH_C1F_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3F_HI
@@ -84,6 +95,7 @@
 #define v_abs vd_abs
 #define v_copysign vd_copysign
 #define v_lt vd_lt
+#define v_gt vd_gt
 #define v_gt_or_nan vd_gt_or_nan
 #define v_isnan vd_isnan
 #define v_select vd_select
@@ -101,6 +113,15 @@
 #define FA_L_EXP_DEGREE FA_EXP_F64_DEGREE
 #define FA_L_EXP_FAST FA_EXP_F64_FAST
 #define FA_L_EXP_FAST_DEGREE FA_EXP_F64_FAST_DEGREE
+#define FA_L_MAX_FINITE 0x1.fffffffffffffp1023
+#define FA_L_SQRT2 FA_SQRT2
+#define FA_L_LN2_DD_HI FA_LN2_DD_HI
+#define FA_L_LN2_DD_LO FA_LN2_DD_LO
+#define FA_L_LOG_ATANH FA_LOG_ATANH_F64
+#define FA_L_LOG_ATANH_DEGREE FA_LOG_ATANH_F64_DEGREE
+#define FA_L_SELU_SCALE FA_SELU_SCALE
+#define FA_L_SELU_SCALE_ALPHA FA_SELU_SCALE_ALPHA_HI
+#define FA_L_PICK(f, d) (d)
 #define FA_L_TANH_C1_HI FA_TANH_C1_HI
 #define FA_L_TANH_C1_LO FA_TANH_C1_LO
 #define FA_L_TANH_C3_HI FA_TANH_C3_HI

@@ -21,6 +21,7 @@
 #undef v_abs
 #undef v_copysign
 #undef v_lt
+#undef v_gt
 #undef v_gt_or_nan
 #undef v_isnan
 #undef v_select
@@ -57,3 +58,12 @@
 #undef FA_L_GELU_G_FIRST_EXPONENT
 #undef FA_LANES_FLOAT
 #undef FA_LANES_DOUBLE
+#undef FA_L_MAX_FINITE
+#undef FA_L_SQRT2
+#undef FA_L_LN2_DD_HI
+#undef FA_L_LN2_DD_LO
+#undef FA_L_LOG_ATANH
+#undef FA_L_LOG_ATANH_DEGREE
+#undef FA_L_SELU_SCALE
+#undef FA_L_SELU_SCALE_ALPHA
+#undef FA_L_PICK

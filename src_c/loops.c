@@ -21,6 +21,7 @@
 #define FA_GRAIN 64        /* thread chunks are multiples of this */
 
 const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2] = FA_OP_ARITY_INIT;
+static const int op_nparams[FA_N_OPS] = FA_OP_NPARAMS_INIT;
 
 /* When to split a call across threads: by cost (see threads.c). Each kernel
  * learns its cost per element, per op, direction, tier, storage dtype, layout
@@ -92,7 +93,7 @@ static const fa_dtype dtypes[] = {
 /* ---- ufunc loop data: which kernel, and its arity ---- */
 
 typedef struct {
-    int op, direction, tier, nin, nout;
+    int op, direction, tier, nin, nparams, nout;
 } fa_loop_spec;
 
 static fa_loop_spec specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
@@ -102,7 +103,8 @@ const void *fa_loop_data(int op, int direction, int tier) {
         tier >= FA_N_TIERS)
         return NULL;
     fa_loop_spec *spec = &specs[op][direction][tier];
-    *spec = (fa_loop_spec){op, direction, tier, fa_op_arity[op][direction][0], fa_op_arity[op][direction][1]};
+    *spec = (fa_loop_spec){op, direction, tier, fa_op_arity[op][direction][0], op_nparams[op],
+                           fa_op_arity[op][direction][1]};
     return spec;
 }
 
@@ -110,9 +112,10 @@ typedef struct {
     fa_kernel kernel;
     const fa_dtype *dtype;
     int nin, nargs;
-    char *args[FA_MAX_ARGS]; /* inputs, then outputs */
+    char *args[FA_MAX_ARGS]; /* inputs, then outputs (the parameters apart) */
     ptrdiff_t steps[FA_MAX_ARGS];
     ptrdiff_t block; /* elements per kernel call, at most (see fa_order) */
+    const double *params; /* the op's parameters, the same for every element of the job */
 } fa_job;
 
 /* ---- aliasing between out= and the inputs ----
@@ -185,7 +188,7 @@ static void run_contiguous(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         n = end - start < job->block ? end - start : job->block;
         for (int i = 0; i < job->nin; i++) in[i] = job->args[i] + start * job->dtype->size;
         for (int o = job->nin; o < job->nargs; o++) out[o - job->nin] = job->args[o] + start * job->dtype->size;
-        job->kernel(in, out, n, NULL);
+        job->kernel(in, out, n, job->params);
     }
 }
 
@@ -211,7 +214,7 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         n = end - start < block ? end - start : block;
         for (int i = 0; i < job->nin; i++)
             job->dtype->gather(job->args[i] + start * job->steps[i], job->steps[i], (void *)in[i], n);
-        job->kernel(in, out, n, NULL);
+        job->kernel(in, out, n, job->params);
         for (int o = job->nin; o < job->nargs; o++)
             job->dtype->scatter(out[o - job->nin], job->args[o] + start * job->steps[o], job->steps[o], n);
     }
@@ -252,27 +255,60 @@ static void restore_rounding(fa_rounding saved) {
 }
 #endif
 
+/* n elements, with the parameters in job->params */
+static void run_job(fa_job *job, const fa_loop_spec *spec, int dtype_index, ptrdiff_t n) {
+    fa_order order = job_order(job, n);
+    job->block = order.block;
+    if (order.split_ok) {
+        fa_cost cost = {&cost_ps[spec->op][spec->direction][spec->tier][dtype_index][!is_contiguous(job)]
+                                [fa_isa_current()],
+                        fixed_min_per_thread[spec->op][job->dtype->kdtype]};
+        fa_parallel_for(n, &cost, FA_GRAIN, run_range, job);
+    }
+    else if (n > 0)
+        run_range(job, 0, n);
+}
+
+static int same_params(char *const *param, const ptrdiff_t *step, int nparams, ptrdiff_t i, const double *p) {
+    for (int j = 0; j < nparams; j++)
+        if (*(const double *)(param[j] + i * step[j]) != p[j]) return 0;
+    return 1;
+}
+
+/* NumPy's operands: the arrays, then the op's float64 parameters, then the
+ * outputs. Parameters are usually scalars (step 0): one job. Where they vary,
+ * each run of equal parameters is a job of its own. */
 static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_loop_spec *spec = data;
     const fa_dtype *dtype = &dtypes[dtype_index];
+    double params[FA_MAX_PARAMS];
     fa_job job = {fa_kernels_current()->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
-                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0};
+                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL};
+    char *const *param = args + spec->nin;
+    const ptrdiff_t *param_step = steps + spec->nin;
     for (int a = 0; a < job.nargs; a++) {
-        job.args[a] = args[a];
-        job.steps[a] = steps[a];
+        int operand = a < spec->nin ? a : a + spec->nparams;
+        job.args[a] = args[operand];
+        job.steps[a] = steps[operand];
     }
     ptrdiff_t n = dims[0];
-    fa_order order = job_order(&job, n);
-    job.block = order.block;
     fa_rounding saved = round_to_nearest();
-    if (order.split_ok) {
-        fa_cost cost = {&cost_ps[spec->op][spec->direction][spec->tier][dtype_index][!is_contiguous(&job)]
-                                [fa_isa_current()],
-                        fixed_min_per_thread[spec->op][dtype->kdtype]};
-        fa_parallel_for(n, &cost, FA_GRAIN, run_range, &job);
+    for (ptrdiff_t start = 0, count; start < n; start += count) {
+        for (int j = 0; j < spec->nparams; j++) params[j] = *(const double *)(param[j] + start * param_step[j]);
+        count = 1;
+        while (start + count < n && same_params(param, param_step, spec->nparams, start + count, params)) {
+            int constant = 1;
+            for (int j = 0; j < spec->nparams; j++) constant &= param_step[j] == 0;
+            if (constant) {
+                count = n - start;
+                break;
+            }
+            count++;
+        }
+        fa_job part = job;
+        for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
+        run_job(&part, spec, dtype_index, count);
     }
-    else if (n > 0)
-        run_range(&job, 0, n);
     restore_rounding(saved);
 }
 

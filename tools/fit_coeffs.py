@@ -208,7 +208,24 @@ def polynomials():
         err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda p, r: 1 + r + r * r * p)
         out.append((name, c, 0.0, f"fast tier: exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}",
                     err, ctype))
+    # log(1 + f) = 2 atanh(s) = 2s + s^3 P(s^2), s = f/(2 + f), 1 + f in
+    # [sqrt(1/2), sqrt(2)]: softplus, log_sigmoid and mish (kernels_family.inc)
+    z_max = ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2 * (1 + mp.mpf(2) ** -20)
+    for name, degree, fitter, ctype in (("FA_LOG_ATANH_F64", 7, fit, "double"),
+                                        ("FA_LOG_ATANHF", 3, fit_float, "float")):
+        c, _ = fitter(log_atanh_tail, 0, z_max, degree)
+        err = max_rel_error(log_atanh_tail, c, 0, z_max)
+        out.append((name, c, 0.0, f"log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2 <= {mp.nstr(z_max, 5)}, "
+                    f"degree {degree}", err, ctype))
     return out
+
+
+def log_atanh_tail(z):
+    """P(z) = (2 atanh(s) - 2s) / s^3 at z = s^2: 2/3 + 2z/5 + 2z^2/7 + ..."""
+    if z < mp.mpf("1e-12"):
+        return mp.mpf(2) / 3 + 2 * z / 5 + 2 * z * z / 7
+    s = mp.sqrt(z)
+    return (2 * mp.atanh(s) - 2 * s) / (s * z)
 
 
 def tanh_coefficients():
@@ -325,6 +342,18 @@ def constants():
     ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
     out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),
             ("FA_LOG2EF", to_float32(1 / mp.log(2)), "f")]
+    # ln 2, sqrt(2) for log1p; SELU's constants (PyTorch's), scale * alpha as hi + lo
+    for name, value in (("FA_LN2", mp.log(2)),):
+        hi, lo = double_double(value)
+        out += [(name + "_DD_HI", hi), (name + "_DD_LO", lo)]
+        out += [(name + "F_DD_HI", to_float32(value), "f"), (name + "F_DD_LO", to_float32(value - mp.mpf(to_float32(value))), "f")]
+    out += [("FA_SQRT2", float(mp.sqrt(2))), ("FA_SQRT2F", to_float32(mp.sqrt(2)), "f")]
+    selu_alpha = mp.mpf("1.6732632423543772848170429916717")
+    selu_scale = mp.mpf("1.0507009873554804934193349852946")
+    hi, lo = double_double(float(selu_scale) * mp.mpf(float(selu_alpha)))
+    out += [("FA_SELU_SCALE", float(selu_scale)), ("FA_SELU_SCALE_ALPHA_HI", hi), ("FA_SELU_SCALE_ALPHA_LO", lo),
+            ("FA_SELU_SCALEF", to_float32(selu_scale), "f"),
+            ("FA_SELU_SCALE_ALPHAF", to_float32(float(selu_scale) * mp.mpf(float(selu_alpha))), "f")]
     # ln 2 split so that k * FA_LN2_HI is exact for |k| < 2^21 (low 21 bits zero).
     ln2_hi = float(mp.mpf(int(mp.log(2) * 2**32)) / 2**32)
     out += [("FA_LN2_HI", ln2_hi), ("FA_LN2_LO", float(mp.log(2) - mp.mpf(ln2_hi)))]

@@ -42,17 +42,22 @@ def kdtypes_of(op):
 def c_header(m):
     upper = {op.name: op.name.upper() for op in m.OPS}
     xs = " ".join(f"X({op.name}, {upper[op.name]})" for op in m.OPS)
-    lanes = " ".join(f"X({op.name}, {upper[op.name]})" for op in m.OPS if op.algorithm == "lanes")
+    def ops_of(*algorithms):
+        return " ".join(f"X({op.name}, {upper[op.name]})" for op in m.OPS if op.algorithm in algorithms)
     tiers = " ".join(f"X({t}, {t.upper()})" for t in m.TIERS)
     max_in = max(max(len(op.inputs), len(op.backward_inputs)) for op in m.OPS)
     max_out = max(max(len(op.outputs), len(op.backward_outputs)) for op in m.OPS)
+    def backward_arity(op):
+        return (len(op.backward_inputs), len(op.backward_outputs)) if op.has_backward else (0, 0)
     arity = ", ".join(f"[FA_{upper[op.name]}] = {{{{{len(op.inputs)}, {len(op.outputs)}}}, "
-                      f"{{{len(op.backward_inputs)}, {len(op.backward_outputs)}}}}}" for op in m.OPS)
+                      f"{{{backward_arity(op)[0]}, {backward_arity(op)[1]}}}}}" for op in m.OPS)
+    nparams = ", ".join(f"[FA_{upper[op.name]}] = {len(op.params)}" for op in m.OPS if op.params)
+    max_params = max(1, max(len(op.params) for op in m.OPS))  # an array length
     threads = ", ".join(f"[FA_{upper[op.name]}] = {{{op.ns_per_element[0]!r}, {op.ns_per_element[1]!r}}}"
                         for op in m.OPS)
     table = []
     for op in m.OPS:
-        for direction in m.DIRECTIONS:
+        for direction in m.directions(op):
             for kdtype in kdtypes_of(op):
                 for tier in op.tiers:
                     table.append(f"    [FA_{upper[op.name]}][FA_{direction.upper()}][FA_K{kdtype.upper()}]"
@@ -70,14 +75,22 @@ def c_header(m):
         "/* X(name, NAME) for every operation, in the order of every table */",
         f"#define FA_OPS(X) {xs}",
         "/* the operations whose kernels kernels_lanes.inc defines */",
-        f"#define FA_LANE_OPS(X) {lanes}",
+        f"#define FA_LANE_OPS(X) {ops_of('lanes')}",
+        "/* ... kernels_family.inc (smooth, both tiers) */",
+        f"#define FA_FAMILY_OPS(X) {ops_of('family')}",
+        "/* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */",
+        f"#define FA_PIECEWISE_OPS(X) {ops_of('piecewise')}",
+        f"#define FA_FROM_OUTPUT_OPS(X) {ops_of('from_output')}",
         "/* X(name, NAME) for every precision tier, the default first */",
         f"#define FA_TIERS(X) {tiers}",
         f"#define FA_MAX_INPUTS {max_in}",
         f"#define FA_MAX_OUTPUTS {max_out}",
+        f"#define FA_MAX_PARAMS {max_params}",
         "",
         "/* {inputs, outputs} of each operation's forward and backward */",
         f"#define FA_OP_ARITY_INIT {{{arity}}}",
+        "/* float parameters of each operation (ufunc inputs after the arrays; the kernels' params) */",
+        f"#define FA_OP_NPARAMS_INIT {{{nparams}}}",
         "/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */",
         f"#define FA_OP_NS_PER_ELEMENT_INIT {{{threads}}}",
         "",
@@ -110,6 +123,10 @@ def ufunc_doc(m, op, direction, tier):
     text = op.doc if direction == "fwd" else op.backward_doc
     if not op.exact:
         text += f"\n\n{tier.capitalize()} tier: {bound_text(m, op, tier, direction)}."
+    names = tuple(names) + tuple(p.name for p in op.params)
+    if op.params:
+        text += "\n\nThe parameters are inputs too (float64, broadcast like the arrays): " + "; ".join(
+            f"{p.name}: {p.doc}" for p in op.params) + "."
     return f"{ufunc_name(m, op, direction, tier)}({', '.join(names)}, /, out=None, *, where=True, ...)\n\n{text}"
 
 
@@ -123,15 +140,19 @@ def function_doc(m, name, ops, direction):
             lines.append(f"{op.form.keyword}={op.form.value!r}: {text}")
         else:
             lines.append(text)
+    if head.params:
+        lines += [""] + [f"{p.name} (default {p.default!r}): {p.doc}." for p in head.params]
     if head.exact:
         accuracy = "Accuracy: exact, in every precision tier."
     else:
         accuracy = "Accuracy (float32 and float64): " + "; ".join(
             f"precision={tier!r}: {bound_text(m, head, tier, direction)}" for tier in head.tiers) + "."
     ufuncs = ", ".join(f"fastact.ufuncs.{ufunc_name(m, op, direction, tier)}" for op in ops for tier in op.tiers)
+    promotion = ("integers and bools promote as for np.exp (float16 is computed in float32 and "
+                 "rounded to float16)." if head.exact else "integers and bools promote as for np.exp.")
     lines += ["", accuracy,
               f"precision={m.TIERS[0]!r} (default) or {m.TIERS[1]!r}. dtypes: {', '.join(head.dtypes)}; "
-              "integers and bools promote as for np.exp.",
+              + promotion,
               "out= may be any array NumPy's casting allows (in place too); other keywords "
               f"(where=, dtype=, casting=) go to the ufunc: {ufuncs}."]
     return "\n".join(lines)
@@ -148,20 +169,30 @@ def tier_ufuncs(m, op, direction):
     return f"({', '.join(names)})"
 
 
-def function_source(m, name, ops, direction):
+def function_source(m, name, ops, direction, public=None):
     head = ops[0]
-    public = name if direction == "fwd" else f"{name}_backward"
+    public = public or (name if direction == "fwd" else f"{name}_backward")
     inputs = list(head.inputs if direction == "fwd" else head.backward_inputs)
     args = ", ".join(inputs)
+    params = "".join(f", {p.name}={p.default!r}" for p in head.params)
+    # checked parameters, as floats, after the arrays
+    call = ", ".join(inputs + [f"_{p.name}" for p in head.params])
     lines = []
     tier_choice = [f"    cdef int tier = _tier_index({public!r}, precision)"]
+    checks = [f"    cdef double _{p.name} = _check_param({public!r}, {p.name!r}, {p.name}, {p.check!r})"
+              for p in head.params]
+    if head.ordered:
+        low, high = head.ordered
+        checks.append(f"    if _{low} > _{high}:")
+        checks.append(f"        raise _bad_order({public!r}, {low!r}, {low}, {high!r}, {high})")
     if head.form:
         kw = head.form.keyword
         default = next(op for op in ops if op.form.is_default).form.value
-        lines.append(f"def {public}({args}, {kw}={default!r}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
+        lines.append(f"def {public}({args}, {kw}={default!r}{params}, *, precision={m.TIERS[0]!r}, out=None, "
+                     "**kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, public, ops, direction))}")
         lines.append("    cdef object ufunc")
-        lines += tier_choice
+        lines += tier_choice + checks
         for i, op in enumerate(ops):
             keyword = "if" if i == 0 else "elif"
             lines.append(f"    {keyword} isinstance({kw}, str) and {kw} == {op.form.value!r}:")
@@ -170,15 +201,15 @@ def function_source(m, name, ops, direction):
         lines.append("    else:")
         lines.append(f"        raise _bad_choice({public!r}, {kw!r}, {kw}, {choices!r})")
     else:
-        lines.append(f"def {public}({args}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
+        lines.append(f"def {public}({args}{params}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, public, ops, direction))}")
-        lines += tier_choice
+        lines += tier_choice + checks
         lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier]")
     lines += [
         "    try:",
         "        if kwargs:",
-        f"            return ufunc({args}, out=out, **kwargs)",
-        f"        return ufunc({args}) if out is None else ufunc({args}, out=out)",
+        f"            return ufunc({call}, out=out, **kwargs)",
+        f"        return ufunc({call}) if out is None else ufunc({call}, out=out)",
         "    except (TypeError, ValueError) as exc:",
         f"        raise _named({public!r}, exc, ({args},)) from exc",
         "",
@@ -196,21 +227,24 @@ def pxi(m):
     ufunc_names = []
     for index, op in enumerate(m.OPS):
         for tier in op.tiers:
-            for d, direction in enumerate(m.DIRECTIONS):
+            for d, direction in enumerate(m.directions(op)):
                 name = ufunc_name(m, op, direction, tier)
                 nin = len(op.inputs if direction == "fwd" else op.backward_inputs)
                 nout = len(op.outputs if direction == "fwd" else op.backward_outputs)
                 dtypes = tuple(m.DTYPES.index(t) for t in op.dtypes)
                 lines.append(f"cdef object _u_{name} = _make_ufunc({index}, {d}, {m.TIERS.index(tier)}, {nin}, "
-                             f"{nout}, {dtypes!r}, {pyx_str(name)}, {pyx_str(ufunc_doc(m, op, direction, tier))})")
+                             f"{len(op.params)}, {nout}, {dtypes!r}, {pyx_str(name)}, "
+                             f"{pyx_str(ufunc_doc(m, op, direction, tier))})")
                 ufunc_names.append(name)
     lines += ["", "UFUNCS = {" + ", ".join(f"{n!r}: _u_{n}" for n in ufunc_names) + "}", ""]
     publics = []
     for name, ops in m.public_functions().items():
-        for direction in m.DIRECTIONS:
-            lines.append("")
-            lines += function_source(m, name, ops, direction)
-            publics.append(name if direction == "fwd" else f"{name}_backward")
+        for direction in m.directions(ops[0]):
+            suffix = "" if direction == "fwd" else "_backward"
+            for public in (name,) + ops[0].aliases:
+                lines.append("")
+                lines += function_source(m, name, ops, direction, public + suffix)
+                publics.append(public + suffix)
     lines += ["", "PUBLIC = (" + ", ".join(repr(p) for p in publics) + ",)",
               "OPS = {" + ", ".join(f"{op.name!r}: {i}" for i, op in enumerate(m.OPS)) + "}", ""]
     return "\n".join(lines)

@@ -7,7 +7,8 @@ from libc.stdint cimport intptr_t
 from cpython.mem cimport PyMem_Malloc
 
 from fastact._capi cimport *
-from fastact._errors import bad_choice as _bad_choice, named as _named
+from fastact._errors import (bad_choice as _bad_choice, bad_order as _bad_order,
+                             check_param as _check_param, named as _named)
 
 cnp.import_array()
 cnp.import_ufunc()
@@ -24,10 +25,13 @@ dtype_codes[0], dtype_codes[1], dtype_codes[2] = cnp.NPY_FLOAT16, cnp.NPY_FLOAT3
 _keep = []  # NumPy keeps the name and doc pointers: the bytes must live as long
 
 
-cdef object _make_ufunc(int op, int direction, int tier, int nin, int nout, tuple dtypes, str name, str doc):
-    """A ufunc over the inner loops of `dtypes` (indices into dtype_loops), every
-    operand of one dtype. Its tables live as long as the process, like the ufunc."""
-    cdef int ntypes = len(dtypes), nargs = nin + nout
+cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
+                        str name, str doc):
+    """A ufunc over the inner loops of `dtypes` (indices into dtype_loops): nin
+    arrays of the loop's dtype, then nparams float64 parameters, then nout
+    outputs of the loop's dtype. Its tables live as long as the process, like
+    the ufunc."""
+    cdef int ntypes = len(dtypes), nargs = nin + nparams + nout
     cdef PyUFuncGenericFunction *funcs = <PyUFuncGenericFunction *>PyMem_Malloc(ntypes * sizeof(PyUFuncGenericFunction))
     cdef void **data = <void **>PyMem_Malloc(ntypes * sizeof(void *))
     cdef char *types = <char *>PyMem_Malloc(ntypes * nargs)
@@ -38,10 +42,10 @@ cdef object _make_ufunc(int op, int direction, int tier, int nin, int nout, tupl
         funcs[i] = dtype_loops[d]
         data[i] = <void *>spec
         for a in range(nargs):
-            types[i * nargs + a] = dtype_codes[d]
+            types[i * nargs + a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else dtype_codes[d]
     name_bytes, doc_bytes = name.encode(), doc.encode()
     _keep.extend((name_bytes, doc_bytes))
-    return cnp.PyUFunc_FromFuncAndData(funcs, data, types, ntypes, nin, nout, cnp.PyUFunc_None,
+    return cnp.PyUFunc_FromFuncAndData(funcs, data, types, ntypes, nin + nparams, nout, cnp.PyUFunc_None,
                                        name_bytes, doc_bytes, 0)
 
 

@@ -24,12 +24,23 @@ FAST_FORWARD_ULP, FAST_BACKWARD_ULP = 4.0, 8.0
 DIRECTIONS = ("fwd", "bwd")
 
 
+# what a parameter's value must be; the public functions check it
+PARAM_CHECKS = {
+    "finite": "a finite number",
+    "positive": "a finite number > 0",
+    "positive_or_inf": "a number > 0",
+}
+
+
 @dataclass(frozen=True)
 class Param:
-    """A float parameter of an operation, passed to its kernels in a struct."""
+    """A float parameter of an operation. Its ufuncs take it as an extra
+    float64 input after the arrays (so NumPy broadcasts it), and its kernels
+    get it in a struct of doubles (fa_params_<op>, in manifest order)."""
     name: str
     default: float
     doc: str
+    check: str = "finite"  # a PARAM_CHECKS key
 
 
 @dataclass(frozen=True)
@@ -47,7 +58,9 @@ class Op:
     name: str                         # ufunc and kernel name
     doc: str                          # forward: formula and special values
     backward_doc: str
-    algorithm: str                    # "lanes": kernels_lanes.inc; "relu": kernels.inc
+    # "lanes": kernels_lanes.inc; "relu": kernels.inc; "family": kernels_family.inc;
+    # "piecewise" and "from_output": kernels_piecewise.inc
+    algorithm: str
     cost: str                         # "memory" or "compute": how the work scales across threads
     ns_per_element: Tuple[float, float]  # estimated cost (f32, f64), one AVX2 core; see below
     inputs: Tuple[str, ...] = ("x",)
@@ -58,6 +71,9 @@ class Op:
     dtypes: Tuple[str, ...] = DTYPES
     tiers: Tuple[str, ...] = TIERS
     form: Optional[Form] = None       # None: its own public function, named like the op
+    ordered: Tuple[str, ...] = ()     # parameters that must not decrease in this order
+    aliases: Tuple[str, ...] = ()     # other public names of the same function (torch's spelling)
+    has_backward: bool = True         # False: a derivative itself (sigmoid_backward_from_output)
     exact: bool = False               # bit-exact (piecewise linear)
     forward_ulp: float = 2.0          # bound, in ULPs of the result
     backward_ulp: float = 4.0         # bound, in ULPs of the derivative's largest term
@@ -119,6 +135,130 @@ OPS = (
        algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),  # as silu's; not yet measured
        limits=(0.0, 0.5, 1.0, 0.0, 0.0),
        torch=("aten.sigmoid(x)", "aten.sigmoid_backward(g, aten.sigmoid(x))")),
+    # ---- smooth functions of kernels_family.inc: the accurate tier computes
+    # in float64 with compensated steps (float32 data too, rounded once at
+    # the end); the fast tier evaluates the formula in the data's precision.
+    Op("tanh",
+       doc="tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for "
+           "tiny x, NaN gives NaN.",
+       backward_doc="grad_output·(1 - tanh(x)²); 0 at -inf and +inf.",
+       algorithm="family", cost="compute", ns_per_element=(2.0, 5.0),
+       limits=(-1.0, 0.0, 1.0, 0.0, 0.0),
+       torch=("torch.tanh(x)", "aten.tanh_backward(g, torch.tanh(x))")),
+    Op("softplus",
+       doc="log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). "
+           "+0.0 at -inf, +inf at +inf, NaN gives NaN.",
+       backward_doc="grad_output·σ(beta·x), and grad_output where beta·x > threshold.",
+       algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
+       params=(Param("beta", 1.0, "the sharpness; a finite number > 0", "positive"),
+               Param("threshold", 20.0, "beta·x above which the result is x; > 0", "positive_or_inf")),
+       torch=("F.softplus(x)", "aten.softplus_backward(g, x, 1.0, 20.0)")),
+    Op("log_sigmoid",
+       doc="log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. "
+           "-inf at -inf, -0.0 at +inf, NaN gives NaN.",
+       backward_doc="grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.",
+       algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
+       aliases=("logsigmoid",), limits=(float("-inf"), -0.6931471805599453, -0.0, 1.0, 0.0),
+       torch=("F.logsigmoid(x)", "aten.log_sigmoid_backward(g, x, torch.empty(0, dtype=x.dtype))")),
+    Op("mish",
+       doc="x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.",
+       backward_doc="grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); "
+                    "1 at +inf, -0.0 at -inf.",
+       algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
+       torch=("F.mish(x)", "aten.mish_backward(g, x)")),
+    Op("elu",
+       doc="x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, "
+           "elu(-0.0) = -0.0, NaN gives NaN.",
+       backward_doc="grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's "
+                    "side at the kink: alpha at 0).",
+       algorithm="family", cost="compute", ns_per_element=(2.0, 5.0),
+       params=(Param("alpha", 1.0, "the negative saturation value's size; finite"),),
+       limits=(-1.0, 0.0, float("inf"), 0.0, 1.0),
+       torch=("F.elu(x)", "aten.elu_backward(g, 1.0, 1.0, 1.0, False, x)")),
+    Op("selu",
+       doc="scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's "
+           "constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product "
+           "taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.",
+       backward_doc="grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.",
+       algorithm="family", cost="compute", ns_per_element=(2.0, 5.0),
+       limits=(-1.7580993408473766, 0.0, float("inf"), 0.0, 1.0507009873554805),
+       torch=("F.selu(x)", "aten.elu_backward(g, 1.6732632423543772848170429916717, "
+                            "1.0507009873554804934193349852946, 1.0, False, x)")),
+    Op("celu",
+       doc="x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). "
+           "-alpha at -inf, +inf at +inf, NaN gives NaN.",
+       backward_doc="grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).",
+       algorithm="family", cost="compute", ns_per_element=(2.0, 5.0),
+       params=(Param("alpha", 1.0, "the negative saturation value's size; a finite number > 0",
+                     "positive"),),
+       limits=(-1.0, 0.0, float("inf"), 0.0, 1.0),
+       torch=("F.celu(x)", "aten.elu_backward(g, 1.0, 1.0, 1.0, False, x)")),
+    # ---- piecewise-linear functions of kernels_piecewise.inc, exact: each
+    # result is the correctly rounded value of the formula, with the
+    # parameters rounded to the data's precision first (as PyTorch does)
+    Op("leaky_relu",
+       doc="x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN "
+           "gives NaN. Exact.",
+       backward_doc="grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's "
+                    "side at the kink), NaN where x is NaN. Exact.",
+       algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       params=(Param("negative_slope", 0.01, "the slope for x <= 0; finite"),),
+       limits=(float("-inf"), 0.0, float("inf"), 0.01, 1.0),
+       torch=("F.leaky_relu(x)", "aten.leaky_relu_backward(g, x, 0.01, False)")),
+    Op("relu6",
+       doc="min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.",
+       backward_doc="grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), "
+                    "NaN where x is NaN. Exact.",
+       algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       limits=(0.0, -0.0, 6.0, 0.0, 0.0),
+       torch=("F.relu6(x)", "aten.hardtanh_backward(g, x, 0.0, 6.0)")),
+    Op("hardtanh",
+       doc="min(max(x, min_val), max_val). NaN gives NaN. Exact.",
+       backward_doc="grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at "
+                    "both kinks), NaN where x is NaN. Exact.",
+       algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       params=(Param("min_val", -1.0, "the lower bound; finite"),
+               Param("max_val", 1.0, "the upper bound; finite, >= min_val")),
+       ordered=("min_val", "max_val"),
+       limits=(-1.0, 0.0, 1.0, 0.0, 0.0),
+       torch=("F.hardtanh(x)", "aten.hardtanh_backward(g, x, -1.0, 1.0)")),
+    Op("hardsigmoid",
+       doc="min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. "
+           "Exact.",
+       backward_doc="grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both "
+                    "kinks), correctly rounded; NaN where x is NaN. Exact.",
+       algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       limits=(0.0, 0.5, 1.0, 0.0, 0.0),
+       torch=("F.hardsigmoid(x)", "aten.hardsigmoid_backward(g, x)")),
+    Op("hardswish",
+       doc="x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative "
+           "x, -inf included), x for x >= 3. NaN gives NaN. Exact.",
+       backward_doc="0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for "
+                    "x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is "
+                    "NaN. Exact.",
+       algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       limits=(-0.0, 0.0, float("inf"), 0.0, 1.0),
+       torch=("F.hardswish(x)", "aten.hardswish_backward(g, x)")),
+    # ---- derivatives from the forward's output, as PyTorch's backward ops take them
+    Op("sigmoid_backward_from_output",
+       doc="grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: "
+           "y - y² rounded once, then the product.",
+       backward_doc="", algorithm="from_output", cost="memory", ns_per_element=(0.4, 0.6),
+       inputs=("grad_output", "output"), has_backward=False, tiers=("accurate",),
+       forward_ulp=1.5, limits=(0.0, 0.0, 0.0, 0.0, 0.0),
+       torch=("aten.sigmoid_backward(g, y)", "")),
+    Op("tanh_backward_from_output",
+       doc="grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded "
+           "once, then the product.",
+       backward_doc="", algorithm="from_output", cost="memory", ns_per_element=(0.4, 0.6),
+       inputs=("grad_output", "output"), has_backward=False, tiers=("accurate",),
+       forward_ulp=1.5, limits=(0.0, 0.0, 0.0, 0.0, 0.0),
+       torch=("aten.tanh_backward(g, y)", "")),
 )
 
 OPS_BY_NAME = {op.name: op for op in OPS}
@@ -130,3 +270,8 @@ def public_functions():
     for op in OPS:
         functions.setdefault(op.public, []).append(op)
     return functions
+
+
+def directions(op):
+    """The directions op has kernels for."""
+    return DIRECTIONS if op.has_backward else DIRECTIONS[:1]

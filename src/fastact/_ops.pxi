@@ -8,30 +8,70 @@ cdef int _tier_index(str function, object precision) except -1:
         return TIERS.index(precision)
     raise _bad_choice(function, 'precision', precision, TIERS)
 
-cdef object _u_relu = _make_ufunc(0, 0, 0, 1, 1, (0, 1, 2), 'relu', 'relu(x, /, out=None, *, where=True, ...)\n\nmax(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.')
-cdef object _u_relu_backward = _make_ufunc(0, 1, 0, 2, 1, (0, 1, 2), 'relu_backward', 'relu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.')
-cdef object _u_gelu = _make_ufunc(1, 0, 0, 1, 1, (0, 1, 2), 'gelu', 'gelu(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_gelu_backward = _make_ufunc(1, 1, 0, 2, 1, (0, 1, 2), 'gelu_backward', "gelu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_gelu_fast = _make_ufunc(1, 0, 1, 1, 1, (0, 1, 2), 'gelu_fast', 'gelu_fast(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
-cdef object _u_gelu_backward_fast = _make_ufunc(1, 1, 1, 2, 1, (0, 1, 2), 'gelu_backward_fast', "gelu_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
-cdef object _u_gelu_tanh = _make_ufunc(2, 0, 0, 1, 1, (0, 1, 2), 'gelu_tanh', 'gelu_tanh(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_gelu_tanh_backward = _make_ufunc(2, 1, 0, 2, 1, (0, 1, 2), 'gelu_tanh_backward', "gelu_tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_gelu_tanh_fast = _make_ufunc(2, 0, 1, 1, 1, (0, 1, 2), 'gelu_tanh_fast', 'gelu_tanh_fast(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
-cdef object _u_gelu_tanh_backward_fast = _make_ufunc(2, 1, 1, 2, 1, (0, 1, 2), 'gelu_tanh_backward_fast', "gelu_tanh_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
-cdef object _u_silu = _make_ufunc(3, 0, 0, 1, 1, (0, 1, 2), 'silu', 'silu(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_silu_backward = _make_ufunc(3, 1, 0, 2, 1, (0, 1, 2), 'silu_backward', "silu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_silu_fast = _make_ufunc(3, 0, 1, 1, 1, (0, 1, 2), 'silu_fast', 'silu_fast(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
-cdef object _u_silu_backward_fast = _make_ufunc(3, 1, 1, 2, 1, (0, 1, 2), 'silu_backward_fast', "silu_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
-cdef object _u_sigmoid = _make_ufunc(4, 0, 0, 1, 1, (0, 1, 2), 'sigmoid', 'sigmoid(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_sigmoid_backward = _make_ufunc(4, 1, 0, 2, 1, (0, 1, 2), 'sigmoid_backward', "sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_sigmoid_fast = _make_ufunc(4, 0, 1, 1, 1, (0, 1, 2), 'sigmoid_fast', 'sigmoid_fast(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nFast tier: within 4 ULP.')
-cdef object _u_sigmoid_backward_fast = _make_ufunc(4, 1, 1, 2, 1, (0, 1, 2), 'sigmoid_backward_fast', "sigmoid_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_relu = _make_ufunc(0, 0, 0, 1, 0, 1, (0, 1, 2), 'relu', 'relu(x, /, out=None, *, where=True, ...)\n\nmax(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.')
+cdef object _u_relu_backward = _make_ufunc(0, 1, 0, 2, 0, 1, (0, 1, 2), 'relu_backward', 'relu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.')
+cdef object _u_gelu = _make_ufunc(1, 0, 0, 1, 0, 1, (0, 1, 2), 'gelu', 'gelu(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_gelu_backward = _make_ufunc(1, 1, 0, 2, 0, 1, (0, 1, 2), 'gelu_backward', "gelu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_gelu_fast = _make_ufunc(1, 0, 1, 1, 0, 1, (0, 1, 2), 'gelu_fast', 'gelu_fast(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_gelu_backward_fast = _make_ufunc(1, 1, 1, 2, 0, 1, (0, 1, 2), 'gelu_backward_fast', "gelu_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_gelu_tanh = _make_ufunc(2, 0, 0, 1, 0, 1, (0, 1, 2), 'gelu_tanh', 'gelu_tanh(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_gelu_tanh_backward = _make_ufunc(2, 1, 0, 2, 0, 1, (0, 1, 2), 'gelu_tanh_backward', "gelu_tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_gelu_tanh_fast = _make_ufunc(2, 0, 1, 1, 0, 1, (0, 1, 2), 'gelu_tanh_fast', 'gelu_tanh_fast(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_gelu_tanh_backward_fast = _make_ufunc(2, 1, 1, 2, 0, 1, (0, 1, 2), 'gelu_tanh_backward_fast', "gelu_tanh_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_silu = _make_ufunc(3, 0, 0, 1, 0, 1, (0, 1, 2), 'silu', 'silu(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_silu_backward = _make_ufunc(3, 1, 0, 2, 0, 1, (0, 1, 2), 'silu_backward', "silu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_silu_fast = _make_ufunc(3, 0, 1, 1, 0, 1, (0, 1, 2), 'silu_fast', 'silu_fast(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_silu_backward_fast = _make_ufunc(3, 1, 1, 2, 0, 1, (0, 1, 2), 'silu_backward_fast', "silu_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_sigmoid = _make_ufunc(4, 0, 0, 1, 0, 1, (0, 1, 2), 'sigmoid', 'sigmoid(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_sigmoid_backward = _make_ufunc(4, 1, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward', "sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_sigmoid_fast = _make_ufunc(4, 0, 1, 1, 0, 1, (0, 1, 2), 'sigmoid_fast', 'sigmoid_fast(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_sigmoid_backward_fast = _make_ufunc(4, 1, 1, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_fast', "sigmoid_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_tanh = _make_ufunc(5, 0, 0, 1, 0, 1, (0, 1, 2), 'tanh', 'tanh(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_tanh_backward = _make_ufunc(5, 1, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward', "tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_tanh_fast = _make_ufunc(5, 0, 1, 1, 0, 1, (0, 1, 2), 'tanh_fast', 'tanh_fast(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_tanh_backward_fast = _make_ufunc(5, 1, 1, 2, 0, 1, (0, 1, 2), 'tanh_backward_fast', "tanh_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_softplus = _make_ufunc(6, 0, 0, 1, 2, 1, (0, 1, 2), 'softplus', "softplus(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_softplus_backward = _make_ufunc(6, 1, 0, 2, 2, 1, (0, 1, 2), 'softplus_backward', "softplus_backward(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_softplus_fast = _make_ufunc(6, 0, 1, 1, 2, 1, (0, 1, 2), 'softplus_fast', "softplus_fast(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_softplus_backward_fast = _make_ufunc(6, 1, 1, 2, 2, 1, (0, 1, 2), 'softplus_backward_fast', "softplus_backward_fast(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_log_sigmoid = _make_ufunc(7, 0, 0, 1, 0, 1, (0, 1, 2), 'log_sigmoid', 'log_sigmoid(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_log_sigmoid_backward = _make_ufunc(7, 1, 0, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward', "log_sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_log_sigmoid_fast = _make_ufunc(7, 0, 1, 1, 0, 1, (0, 1, 2), 'log_sigmoid_fast', 'log_sigmoid_fast(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_log_sigmoid_backward_fast = _make_ufunc(7, 1, 1, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward_fast', "log_sigmoid_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_mish = _make_ufunc(8, 0, 0, 1, 0, 1, (0, 1, 2), 'mish', 'mish(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_mish_backward = _make_ufunc(8, 1, 0, 2, 0, 1, (0, 1, 2), 'mish_backward', "mish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_mish_fast = _make_ufunc(8, 0, 1, 1, 0, 1, (0, 1, 2), 'mish_fast', 'mish_fast(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_mish_backward_fast = _make_ufunc(8, 1, 1, 2, 0, 1, (0, 1, 2), 'mish_backward_fast', "mish_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_elu = _make_ufunc(9, 0, 0, 1, 1, 1, (0, 1, 2), 'elu', "elu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_elu_backward = _make_ufunc(9, 1, 0, 2, 1, 1, (0, 1, 2), 'elu_backward', "elu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_elu_fast = _make_ufunc(9, 0, 1, 1, 1, 1, (0, 1, 2), 'elu_fast', "elu_fast(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_elu_backward_fast = _make_ufunc(9, 1, 1, 2, 1, 1, (0, 1, 2), 'elu_backward_fast', "elu_backward_fast(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_selu = _make_ufunc(10, 0, 0, 1, 0, 1, (0, 1, 2), 'selu', "selu(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_selu_backward = _make_ufunc(10, 1, 0, 2, 0, 1, (0, 1, 2), 'selu_backward', "selu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_selu_fast = _make_ufunc(10, 0, 1, 1, 0, 1, (0, 1, 2), 'selu_fast', "selu_fast(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.")
+cdef object _u_selu_backward_fast = _make_ufunc(10, 1, 1, 2, 0, 1, (0, 1, 2), 'selu_backward_fast', "selu_backward_fast(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_celu = _make_ufunc(11, 0, 0, 1, 1, 1, (0, 1, 2), 'celu', "celu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_celu_backward = _make_ufunc(11, 1, 0, 2, 1, 1, (0, 1, 2), 'celu_backward', "celu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_celu_fast = _make_ufunc(11, 0, 1, 1, 1, 1, (0, 1, 2), 'celu_fast', "celu_fast(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_celu_backward_fast = _make_ufunc(11, 1, 1, 2, 1, 1, (0, 1, 2), 'celu_backward_fast', "celu_backward_fast(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_leaky_relu = _make_ufunc(12, 0, 0, 1, 1, 1, (0, 1, 2), 'leaky_relu', 'leaky_relu(x, negative_slope, /, out=None, *, where=True, ...)\n\nx for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.')
+cdef object _u_leaky_relu_backward = _make_ufunc(12, 1, 0, 2, 1, 1, (0, 1, 2), 'leaky_relu_backward', "leaky_relu_backward(grad_output, x, negative_slope, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.")
+cdef object _u_relu6 = _make_ufunc(13, 0, 0, 1, 0, 1, (0, 1, 2), 'relu6', "relu6(x, /, out=None, *, where=True, ...)\n\nmin(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.")
+cdef object _u_relu6_backward = _make_ufunc(13, 1, 0, 2, 0, 1, (0, 1, 2), 'relu6_backward', "relu6_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.")
+cdef object _u_hardtanh = _make_ufunc(14, 0, 0, 1, 2, 1, (0, 1, 2), 'hardtanh', 'hardtanh(x, min_val, max_val, /, out=None, *, where=True, ...)\n\nmin(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.')
+cdef object _u_hardtanh_backward = _make_ufunc(14, 1, 0, 2, 2, 1, (0, 1, 2), 'hardtanh_backward', "hardtanh_backward(grad_output, x, min_val, max_val, /, out=None, *, where=True, ...)\n\ngrad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.")
+cdef object _u_hardsigmoid = _make_ufunc(15, 0, 0, 1, 0, 1, (0, 1, 2), 'hardsigmoid', 'hardsigmoid(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.')
+cdef object _u_hardsigmoid_backward = _make_ufunc(15, 1, 0, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward', "hardsigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.")
+cdef object _u_hardswish = _make_ufunc(16, 0, 0, 1, 0, 1, (0, 1, 2), 'hardswish', 'hardswish(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.')
+cdef object _u_hardswish_backward = _make_ufunc(16, 1, 0, 2, 0, 1, (0, 1, 2), 'hardswish_backward', "hardswish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.")
+cdef object _u_sigmoid_backward_from_output = _make_ufunc(17, 0, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_from_output', 'sigmoid_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+cdef object _u_tanh_backward_from_output = _make_ufunc(18, 0, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_from_output', 'tanh_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
 
-UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_fast': _u_gelu_fast, 'gelu_backward_fast': _u_gelu_backward_fast, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'gelu_tanh_fast': _u_gelu_tanh_fast, 'gelu_tanh_backward_fast': _u_gelu_tanh_backward_fast, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'silu_fast': _u_silu_fast, 'silu_backward_fast': _u_silu_backward_fast, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'sigmoid_fast': _u_sigmoid_fast, 'sigmoid_backward_fast': _u_sigmoid_backward_fast}
+UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_fast': _u_gelu_fast, 'gelu_backward_fast': _u_gelu_backward_fast, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'gelu_tanh_fast': _u_gelu_tanh_fast, 'gelu_tanh_backward_fast': _u_gelu_tanh_backward_fast, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'silu_fast': _u_silu_fast, 'silu_backward_fast': _u_silu_backward_fast, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'sigmoid_fast': _u_sigmoid_fast, 'sigmoid_backward_fast': _u_sigmoid_backward_fast, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'tanh_fast': _u_tanh_fast, 'tanh_backward_fast': _u_tanh_backward_fast, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'softplus_fast': _u_softplus_fast, 'softplus_backward_fast': _u_softplus_backward_fast, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'log_sigmoid_fast': _u_log_sigmoid_fast, 'log_sigmoid_backward_fast': _u_log_sigmoid_backward_fast, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'mish_fast': _u_mish_fast, 'mish_backward_fast': _u_mish_backward_fast, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'elu_fast': _u_elu_fast, 'elu_backward_fast': _u_elu_backward_fast, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'selu_fast': _u_selu_fast, 'selu_backward_fast': _u_selu_backward_fast, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'celu_fast': _u_celu_fast, 'celu_backward_fast': _u_celu_backward_fast, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output}
 
 
 def relu(x, *, precision='accurate', out=None, **kwargs):
-    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu."
+    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu."
     cdef int tier = _tier_index('relu', precision)
     cdef object ufunc = (_u_relu, _u_relu)[tier]
     try:
@@ -43,7 +83,7 @@ def relu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward."
+    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward."
     cdef int tier = _tier_index('relu_backward', precision)
     cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier]
     try:
@@ -138,5 +178,359 @@ def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs
         raise _named('sigmoid_backward', exc, (grad_output, x,)) from exc
 
 
-PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'sigmoid', 'sigmoid_backward',)
-OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'sigmoid': 4}
+def tanh(x, *, precision='accurate', out=None, **kwargs):
+    "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast."
+    cdef int tier = _tier_index('tanh', precision)
+    cdef object ufunc = (_u_tanh, _u_tanh_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('tanh', exc, (x,)) from exc
+
+
+def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast."
+    cdef int tier = _tier_index('tanh_backward', precision)
+    cdef object ufunc = (_u_tanh_backward, _u_tanh_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('tanh_backward', exc, (grad_output, x,)) from exc
+
+
+def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
+    "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_fast."
+    cdef int tier = _tier_index('softplus', precision)
+    cdef double _beta = _check_param('softplus', 'beta', beta, 'positive')
+    cdef double _threshold = _check_param('softplus', 'threshold', threshold, 'positive_or_inf')
+    cdef object ufunc = (_u_softplus, _u_softplus_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, _beta, _threshold, out=out, **kwargs)
+        return ufunc(x, _beta, _threshold) if out is None else ufunc(x, _beta, _threshold, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('softplus', exc, (x,)) from exc
+
+
+def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
+    "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_fast."
+    cdef int tier = _tier_index('softplus_backward', precision)
+    cdef double _beta = _check_param('softplus_backward', 'beta', beta, 'positive')
+    cdef double _threshold = _check_param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
+    cdef object ufunc = (_u_softplus_backward, _u_softplus_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, _beta, _threshold, out=out, **kwargs)
+        return ufunc(grad_output, x, _beta, _threshold) if out is None else ufunc(grad_output, x, _beta, _threshold, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('softplus_backward', exc, (grad_output, x,)) from exc
+
+
+def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    cdef int tier = _tier_index('log_sigmoid', precision)
+    cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('log_sigmoid', exc, (x,)) from exc
+
+
+def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    cdef int tier = _tier_index('logsigmoid', precision)
+    cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('logsigmoid', exc, (x,)) from exc
+
+
+def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    cdef int tier = _tier_index('log_sigmoid_backward', precision)
+    cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('log_sigmoid_backward', exc, (grad_output, x,)) from exc
+
+
+def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    cdef int tier = _tier_index('logsigmoid_backward', precision)
+    cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('logsigmoid_backward', exc, (grad_output, x,)) from exc
+
+
+def mish(x, *, precision='accurate', out=None, **kwargs):
+    "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast."
+    cdef int tier = _tier_index('mish', precision)
+    cdef object ufunc = (_u_mish, _u_mish_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('mish', exc, (x,)) from exc
+
+
+def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast."
+    cdef int tier = _tier_index('mish_backward', precision)
+    cdef object ufunc = (_u_mish_backward, _u_mish_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('mish_backward', exc, (grad_output, x,)) from exc
+
+
+def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
+    "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_fast."
+    cdef int tier = _tier_index('elu', precision)
+    cdef double _alpha = _check_param('elu', 'alpha', alpha, 'finite')
+    cdef object ufunc = (_u_elu, _u_elu_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, _alpha, out=out, **kwargs)
+        return ufunc(x, _alpha) if out is None else ufunc(x, _alpha, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('elu', exc, (x,)) from exc
+
+
+def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
+    "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_fast."
+    cdef int tier = _tier_index('elu_backward', precision)
+    cdef double _alpha = _check_param('elu_backward', 'alpha', alpha, 'finite')
+    cdef object ufunc = (_u_elu_backward, _u_elu_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, _alpha, out=out, **kwargs)
+        return ufunc(grad_output, x, _alpha) if out is None else ufunc(grad_output, x, _alpha, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('elu_backward', exc, (grad_output, x,)) from exc
+
+
+def selu(x, *, precision='accurate', out=None, **kwargs):
+    "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast."
+    cdef int tier = _tier_index('selu', precision)
+    cdef object ufunc = (_u_selu, _u_selu_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('selu', exc, (x,)) from exc
+
+
+def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast."
+    cdef int tier = _tier_index('selu_backward', precision)
+    cdef object ufunc = (_u_selu_backward, _u_selu_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('selu_backward', exc, (grad_output, x,)) from exc
+
+
+def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
+    "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_fast."
+    cdef int tier = _tier_index('celu', precision)
+    cdef double _alpha = _check_param('celu', 'alpha', alpha, 'positive')
+    cdef object ufunc = (_u_celu, _u_celu_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, _alpha, out=out, **kwargs)
+        return ufunc(x, _alpha) if out is None else ufunc(x, _alpha, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('celu', exc, (x,)) from exc
+
+
+def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
+    "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_fast."
+    cdef int tier = _tier_index('celu_backward', precision)
+    cdef double _alpha = _check_param('celu_backward', 'alpha', alpha, 'positive')
+    cdef object ufunc = (_u_celu_backward, _u_celu_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, _alpha, out=out, **kwargs)
+        return ufunc(grad_output, x, _alpha) if out is None else ufunc(grad_output, x, _alpha, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('celu_backward', exc, (grad_output, x,)) from exc
+
+
+def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
+    "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu."
+    cdef int tier = _tier_index('leaky_relu', precision)
+    cdef double _negative_slope = _check_param('leaky_relu', 'negative_slope', negative_slope, 'finite')
+    cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, _negative_slope, out=out, **kwargs)
+        return ufunc(x, _negative_slope) if out is None else ufunc(x, _negative_slope, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('leaky_relu', exc, (x,)) from exc
+
+
+def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
+    "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward."
+    cdef int tier = _tier_index('leaky_relu_backward', precision)
+    cdef double _negative_slope = _check_param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
+    cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, _negative_slope, out=out, **kwargs)
+        return ufunc(grad_output, x, _negative_slope) if out is None else ufunc(grad_output, x, _negative_slope, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('leaky_relu_backward', exc, (grad_output, x,)) from exc
+
+
+def relu6(x, *, precision='accurate', out=None, **kwargs):
+    "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6."
+    cdef int tier = _tier_index('relu6', precision)
+    cdef object ufunc = (_u_relu6, _u_relu6)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('relu6', exc, (x,)) from exc
+
+
+def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward."
+    cdef int tier = _tier_index('relu6_backward', precision)
+    cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('relu6_backward', exc, (grad_output, x,)) from exc
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
+    "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh."
+    cdef int tier = _tier_index('hardtanh', precision)
+    cdef double _min_val = _check_param('hardtanh', 'min_val', min_val, 'finite')
+    cdef double _max_val = _check_param('hardtanh', 'max_val', max_val, 'finite')
+    if _min_val > _max_val:
+        raise _bad_order('hardtanh', 'min_val', min_val, 'max_val', max_val)
+    cdef object ufunc = (_u_hardtanh, _u_hardtanh)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, _min_val, _max_val, out=out, **kwargs)
+        return ufunc(x, _min_val, _max_val) if out is None else ufunc(x, _min_val, _max_val, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardtanh', exc, (x,)) from exc
+
+
+def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
+    "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward."
+    cdef int tier = _tier_index('hardtanh_backward', precision)
+    cdef double _min_val = _check_param('hardtanh_backward', 'min_val', min_val, 'finite')
+    cdef double _max_val = _check_param('hardtanh_backward', 'max_val', max_val, 'finite')
+    if _min_val > _max_val:
+        raise _bad_order('hardtanh_backward', 'min_val', min_val, 'max_val', max_val)
+    cdef object ufunc = (_u_hardtanh_backward, _u_hardtanh_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, _min_val, _max_val, out=out, **kwargs)
+        return ufunc(grad_output, x, _min_val, _max_val) if out is None else ufunc(grad_output, x, _min_val, _max_val, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardtanh_backward', exc, (grad_output, x,)) from exc
+
+
+def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
+    "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid."
+    cdef int tier = _tier_index('hardsigmoid', precision)
+    cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardsigmoid', exc, (x,)) from exc
+
+
+def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward."
+    cdef int tier = _tier_index('hardsigmoid_backward', precision)
+    cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardsigmoid_backward', exc, (grad_output, x,)) from exc
+
+
+def hardswish(x, *, precision='accurate', out=None, **kwargs):
+    "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish."
+    cdef int tier = _tier_index('hardswish', precision)
+    cdef object ufunc = (_u_hardswish, _u_hardswish)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardswish', exc, (x,)) from exc
+
+
+def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
+    "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward."
+    cdef int tier = _tier_index('hardswish_backward', precision)
+    cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('hardswish_backward', exc, (grad_output, x,)) from exc
+
+
+def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
+    "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output."
+    cdef int tier = _tier_index('sigmoid_backward_from_output', precision)
+    cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, output, out=out, **kwargs)
+        return ufunc(grad_output, output) if out is None else ufunc(grad_output, output, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('sigmoid_backward_from_output', exc, (grad_output, output,)) from exc
+
+
+def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
+    "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output."
+    cdef int tier = _tier_index('tanh_backward_from_output', precision)
+    cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, output, out=out, **kwargs)
+        return ufunc(grad_output, output) if out is None else ufunc(grad_output, output, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('tanh_backward_from_output', exc, (grad_output, output,)) from exc
+
+
+PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'sigmoid', 'sigmoid_backward', 'tanh', 'tanh_backward', 'softplus', 'softplus_backward', 'log_sigmoid', 'logsigmoid', 'log_sigmoid_backward', 'logsigmoid_backward', 'mish', 'mish_backward', 'elu', 'elu_backward', 'selu', 'selu_backward', 'celu', 'celu_backward', 'leaky_relu', 'leaky_relu_backward', 'relu6', 'relu6_backward', 'hardtanh', 'hardtanh_backward', 'hardsigmoid', 'hardsigmoid_backward', 'hardswish', 'hardswish_backward', 'sigmoid_backward_from_output', 'tanh_backward_from_output',)
+OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'sigmoid': 4, 'tanh': 5, 'softplus': 6, 'log_sigmoid': 7, 'mish': 8, 'elu': 9, 'selu': 10, 'celu': 11, 'leaky_relu': 12, 'relu6': 13, 'hardtanh': 14, 'hardsigmoid': 15, 'hardswish': 16, 'sigmoid_backward_from_output': 17, 'tanh_backward_from_output': 18}
