@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__SSE2__) || defined(_M_X64)
 #include <xmmintrin.h> /* _mm_getcsr: SSE, part of the x86-64 baseline */
 #endif
@@ -269,9 +270,10 @@ static void run_job(fa_job *job, const fa_loop_spec *spec, int dtype_index, ptrd
         run_range(job, 0, n);
 }
 
+/* bit for bit: -0.0 is not 0.0 to the kernels */
 static int same_params(char *const *param, const ptrdiff_t *step, int nparams, ptrdiff_t i, const double *p) {
     for (int j = 0; j < nparams; j++)
-        if (*(const double *)(param[j] + i * step[j]) != p[j]) return 0;
+        if (memcmp(param[j] + i * step[j], &p[j], sizeof(double)) != 0) return 0;
     return 1;
 }
 
@@ -294,7 +296,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     ptrdiff_t n = dims[0];
     fa_rounding saved = round_to_nearest();
     for (ptrdiff_t start = 0, count; start < n; start += count) {
-        for (int j = 0; j < spec->nparams; j++) params[j] = *(const double *)(param[j] + start * param_step[j]);
+        for (int j = 0; j < spec->nparams; j++) memcpy(&params[j], param[j] + start * param_step[j], sizeof(double));
         count = 1;
         while (start + count < n && same_params(param, param_step, spec->nparams, start + count, params)) {
             int constant = 1;

@@ -9,7 +9,7 @@ import pytest
 
 import fastact as fa
 from fastact import _ext, ufuncs
-from fastact._manifest import DIRECTIONS, OPS, TIERS, public_functions
+from fastact._manifest import OPS, TIERS, directions, public_functions
 from fastact._registry import ACTIVATIONS, VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,30 +26,39 @@ def test_generated_files_are_current():
 def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
     suffix = {tier: "" if tier == TIERS[0] else "_" + tier for tier in TIERS}
     expected = [op.name + ("" if d == "fwd" else "_backward") + suffix[tier]
-                for op in OPS for tier in op.tiers for d in DIRECTIONS]
+                for op in OPS for tier in op.tiers for d in directions(op)]
     assert ufuncs.__all__ == expected
-    assert [a.key for a in VARIANTS.values()] == [op.name + suffix[t] for op in OPS for t in op.tiers]
+    assert [a.key for a in VARIANTS.values()] == [op.name + suffix[t] for op in OPS if op.has_backward
+                                                  for t in op.tiers]
     for op in OPS:
         codes = [np.dtype(t).char for t in op.dtypes]
+        # the parameters: float64 inputs after the arrays
+        params = "d" * len(op.params)
         for tier in op.tiers:
-            for name, nin, nout in ((op.name, len(op.inputs), len(op.outputs)),
-                                    (op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs))):
+            shapes = [(op.name, len(op.inputs), len(op.outputs))]
+            if op.has_backward:
+                shapes.append((op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs)))
+            for name, nin, nout in shapes:
                 u = getattr(ufuncs, name + suffix[tier])
-                assert (u.nin, u.nout) == (nin, nout)
-                assert u.types == [f"{c * nin}->{c * nout}" for c in codes]
+                assert (u.nin, u.nout) == (nin + len(op.params), nout)
+                assert u.types == [f"{c * nin}{params}->{c * nout}" for c in codes]
 
 
 def test_every_smooth_op_has_both_tiers_and_exact_ops_one():
     for op in OPS:
-        assert op.tiers == ((TIERS[0],) if op.exact else TIERS)
+        if op.has_backward:
+            assert op.tiers == ((TIERS[0],) if op.exact else TIERS)
+        else:  # a derivative from the output: one formula, rounded once or twice
+            assert op.tiers == (TIERS[0],)
 
 
 def test_every_public_function_is_exported_and_named():
-    for name in public_functions():
-        for public in (name, name + "_backward"):
-            f = getattr(fa, public)
-            assert public in fa.__all__ and public in _ext.PUBLIC
-            assert f.__name__ == public and f.__module__ == "fastact"
+    for name, ops in public_functions().items():
+        for public in (name,) + ops[0].aliases:
+            for suffix in ("", "_backward")[:len(directions(ops[0]))]:
+                f = getattr(fa, public + suffix)
+                assert public + suffix in fa.__all__ and public + suffix in _ext.PUBLIC
+                assert f.__name__ == public + suffix and f.__module__ == "fastact"
 
 
 def test_one_text_documents_ufunc_and_function():
@@ -64,14 +73,20 @@ def test_one_text_documents_ufunc_and_function():
     for op in OPS:
         assert op.doc in getattr(ufuncs, op.name).__doc__
         assert op.doc in getattr(fa, op.public).__doc__
-        assert op.backward_doc in getattr(ufuncs, op.name + "_backward").__doc__
-        assert op.backward_doc in getattr(fa, op.public + "_backward").__doc__
+        if op.has_backward:
+            assert op.backward_doc in getattr(ufuncs, op.name + "_backward").__doc__
+            assert op.backward_doc in getattr(fa, op.public + "_backward").__doc__
+        for p in op.params:
+            assert p.doc in getattr(fa, op.public).__doc__ and p.doc in getattr(ufuncs, op.name).__doc__
 
 
 def test_registry_has_every_op_with_a_reference():
-    assert list(ACTIVATIONS) == [op.name for op in OPS]
+    assert list(ACTIVATIONS) == [op.name for op in OPS if op.has_backward]
     x = np.linspace(-3, 3, 7)
     for a in VARIANTS.values():
+        if a.exact:  # computed in the data's precision (leaky_relu's slope rounded to it)
+            np.testing.assert_array_equal(a.forward(x), a.ref_forward(x))
+            continue
         np.testing.assert_allclose(a.forward(x), a.ref_forward(x), rtol=1e-12, atol=1e-300)
         np.testing.assert_allclose(a.backward(np.ones(7), x), a.ref_backward(np.ones(7), x), rtol=1e-12,
                                    atol=1e-300)

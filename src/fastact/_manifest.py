@@ -152,6 +152,7 @@ OPS = (
        algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
        params=(Param("beta", 1.0, "the sharpness; a finite number > 0", "positive"),
                Param("threshold", 20.0, "beta·x above which the result is x; > 0", "positive_or_inf")),
+       limits=(0.0, 0.6931471805599453, float("inf"), 0.0, 1.0),
        torch=("F.softplus(x)", "aten.softplus_backward(g, x, 1.0, 20.0)")),
     Op("log_sigmoid",
        doc="log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. "
@@ -159,7 +160,7 @@ OPS = (
        backward_doc="grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.",
        algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
        aliases=("logsigmoid",), limits=(float("-inf"), -0.6931471805599453, -0.0, 1.0, 0.0),
-       torch=("F.logsigmoid(x)", "aten.log_sigmoid_backward(g, x, torch.empty(0, dtype=x.dtype))")),
+       torch=("F.logsigmoid(x)", "aten.log_sigmoid_backward(g, x, aten.log_sigmoid_forward(x)[1])")),
     Op("mish",
        doc="x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); "

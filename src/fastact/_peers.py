@@ -27,6 +27,9 @@ SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 INV_SQRT_2 = math.sqrt(0.5)
 INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 TANH_CUBIC = 0.044715
+# torch's SELU constants (torch.nn.functional.selu, jax.nn.selu)
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
 
 # PyTorch's OpenMP threads spin after each parallel region by default. On a
 # machine with other work, a spinning thread takes the core the next timed
@@ -89,7 +92,9 @@ def _memory(name, direction, g, x, y, threads):
 
 def _numpy(name, direction, g, x, y, threads):
     """The formulas a NumPy user writes, in the array's dtype (Python-float
-    constants do not upcast arrays). Single-threaded, with temporaries."""
+    constants do not upcast arrays). Single-threaded, with temporaries.
+    Parameters at torch's defaults, factors of 1 left out. Piecewise parts are
+    masks and max/min, not np.where, which costs 5-10x more on mixed signs."""
     fn = {("relu", "forward"): lambda: np.maximum(x, 0, out=y),
           ("relu", "backward"): lambda: np.multiply(g, x > 0, out=y),
           ("gelu_tanh", "forward"): lambda: _np_gelu_tanh(x, y),
@@ -98,7 +103,39 @@ def _numpy(name, direction, g, x, y, threads):
           ("silu", "forward"): lambda: _np_silu(x, y),
           ("silu", "backward"): lambda: _np_silu(x, y, g),
           ("sigmoid", "forward"): lambda: _np_sigmoid(x, y),
-          ("sigmoid", "backward"): lambda: _np_sigmoid(x, y, g)}.get((name, direction))
+          ("sigmoid", "backward"): lambda: _np_sigmoid(x, y, g),
+          ("tanh", "forward"): lambda: np.tanh(x, out=y),
+          ("tanh", "backward"): lambda: np.multiply(g, 1 - np.tanh(x) ** 2, out=y),
+          ("softplus", "forward"): lambda: np.add(np.maximum(x, 0), _np_log1p_exp_neg_abs(x),
+                                                  out=y),
+          ("softplus", "backward"): lambda: np.multiply(g, _np_logistic(x), out=y),
+          ("log_sigmoid", "forward"): lambda: np.subtract(np.minimum(x, 0),
+                                                          _np_log1p_exp_neg_abs(x), out=y),
+          ("log_sigmoid", "backward"): lambda: np.multiply(g, _np_logistic(-x), out=y),
+          ("mish", "forward"): lambda: _np_mish(x, y),
+          ("mish", "backward"): lambda: _np_mish(x, y, g),
+          ("elu", "forward"): lambda: _np_elu(x, y),
+          ("elu", "backward"): lambda: _np_elu(x, y, g),
+          ("selu", "forward"): lambda: _np_selu(x, y),
+          ("selu", "backward"): lambda: _np_selu(x, y, g),
+          ("celu", "forward"): lambda: _np_elu(x, y),        # at alpha = 1 celu is elu
+          ("celu", "backward"): lambda: _np_elu(x, y, g),
+          # max(x, 0.01 x) is leaky_relu for any slope in [0, 1]
+          ("leaky_relu", "forward"): lambda: np.maximum(x, 0.01 * x, out=y),
+          # max(mask, 0.01): 1 or 0.01, with the slope in x's dtype (a bool array and
+          # a Python float would give float64)
+          ("leaky_relu", "backward"): lambda: np.multiply(
+              g, np.maximum(x > 0, x.dtype.type(0.01)), out=y),
+          ("relu6", "forward"): lambda: np.clip(x, 0, 6, out=y),
+          ("relu6", "backward"): lambda: np.multiply(g, (x > 0) & (x < 6), out=y),
+          ("hardtanh", "forward"): lambda: np.clip(x, -1, 1, out=y),
+          ("hardtanh", "backward"): lambda: np.multiply(g, (x > -1) & (x < 1), out=y),
+          ("hardsigmoid", "forward"): lambda: np.divide(np.clip(x + 3, 0, 6), 6, out=y),
+          ("hardsigmoid", "backward"): lambda: np.multiply(g / 6, (x > -3) & (x < 3), out=y),
+          ("hardswish", "forward"): lambda: np.multiply(x, np.clip(x + 3, 0, 6) / 6, out=y),
+          # torch's sides at the kinks: 0 at -3, 1 at 3
+          ("hardswish", "backward"): lambda: np.multiply(
+              g, (x / 3 + 0.5) * ((x > -3) & (x < 3)) + (x >= 3), out=y)}.get((name, direction))
     if fn is not None:
         return fn
     if importlib.util.find_spec("scipy") is None:
@@ -117,20 +154,53 @@ def _np_gelu_tanh(x, y, g=None):
     return np.multiply(g, 0.5 * (1 + t) + slope, out=y)
 
 
-def _np_silu(x, y, g=None):
+def _np_logistic(x):
     with np.errstate(over="ignore"):   # exp(-x) = inf for x << 0 gives the right limit
-        s = 1 / (1 + np.exp(-x))
+        return 1 / (1 + np.exp(-x))
+
+
+def _np_silu(x, y, g=None):
+    s = _np_logistic(x)
     if g is None:
         return np.multiply(x, s, out=y)
     return np.multiply(g, s * (1 + x * (1 - s)), out=y)
 
 
 def _np_sigmoid(x, y, g=None):
-    with np.errstate(over="ignore"):   # exp(-x) = inf for x << 0 gives the right limit
-        s = 1 / (1 + np.exp(-x))
+    s = _np_logistic(x)
     if g is None:
         return np.copyto(y, s)
     return np.multiply(g, s * (1 - s), out=y)
+
+
+def _np_log1p_exp_neg_abs(x):
+    """log(1 + exp(-|x|)): softplus(x) = max(x, 0) + this and log_sigmoid(x) = min(x, 0)
+    - this, without overflow (np.logaddexp(0, x) is the same softplus, 5x slower)."""
+    return np.log1p(np.exp(-np.abs(x)))
+
+
+def _np_mish(x, y, g=None):
+    with np.errstate(over="ignore"):   # exp(x) = inf gives tanh(inf) = 1, the right limit
+        t = np.tanh(np.log1p(np.exp(x)))
+    if g is None:
+        return np.multiply(x, t, out=y)
+    return np.multiply(g, t + x * _np_logistic(x) * (1 - t * t), out=y)
+
+
+def _np_elu(x, y, g=None):
+    """elu at alpha = 1, which is also celu at alpha = 1: max(x, 0) + expm1(min(x, 0))."""
+    if g is None:
+        return np.add(np.maximum(x, 0), np.expm1(np.minimum(x, 0)), out=y)
+    # exp(min(x, 0)): 1 for x > 0, exp(x) for x <= 0 (torch's side at 0)
+    return np.multiply(g, np.exp(np.minimum(x, 0)), out=y)
+
+
+def _np_selu(x, y, g=None):
+    if g is None:
+        return np.multiply(SELU_SCALE, np.maximum(x, 0) + SELU_ALPHA * np.expm1(np.minimum(x, 0)),
+                           out=y)
+    slope = (x > 0) + SELU_ALPHA * np.exp(np.minimum(x, 0)) * (x <= 0)
+    return np.multiply(g, SELU_SCALE * slope, out=y)
 
 
 def _torch(name, direction, g, x, y, threads):
@@ -139,31 +209,72 @@ def _torch(name, direction, g, x, y, threads):
     pay: it shows at small sizes."""
     import torch
     aten = torch.ops.aten
+    nn = torch._C._nn           # what torch.nn.functional calls, minus its Python wrappers
     tg, tx, ty = (torch.from_numpy(a) for a in (g, x, y))     # views, no copies
     approximate = "tanh" if name == "gelu_tanh" else "none"
     if direction == "forward":
-        if name == "relu":   # F.relu is clamp_min(x, 0) in ATen, which takes out=
-            return lambda: torch.clamp_min(tx, 0, out=ty)
-        if name == "silu":
-            return lambda: torch._C._nn.silu(tx, out=ty)    # F.silu minus its wrapper
-        if name == "sigmoid":
-            return lambda: torch.sigmoid(tx, out=ty)
-        if name in ("gelu", "gelu_tanh"):
-            return lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty)
-        raise Unsupported(f"no torch form of {name} here")
-    if name == "relu":
-        return lambda: aten.threshold_backward.grad_input(tg, tx, 0, grad_input=ty)
-    if name == "silu":
-        return lambda: aten.silu_backward.grad_input(tg, tx, grad_input=ty)
-    if name == "sigmoid":   # autograd saves the forward's output and runs this on it
+        # F.relu is clamp_min(x, 0) in ATen, which takes out=
+        fn = {"relu": lambda: torch.clamp_min(tx, 0, out=ty),
+              "silu": lambda: nn.silu(tx, out=ty),
+              "sigmoid": lambda: torch.sigmoid(tx, out=ty),
+              "gelu": lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty),
+              "gelu_tanh": lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty),
+              "tanh": lambda: torch.tanh(tx, out=ty),
+              "softplus": lambda: nn.softplus(tx, 1, 20, out=ty),
+              "log_sigmoid": lambda: nn.log_sigmoid(tx, out=ty),
+              "mish": lambda: nn.mish(tx, out=ty),
+              "elu": lambda: nn.elu(tx, 1.0, out=ty),
+              # torch.selu, torch.celu and F.relu6 take no out=; ATen computes them as
+              # elu(x, alpha, scale, input_scale) and hardtanh(x, 0, 6), which do
+              "selu": lambda: nn.elu(tx, SELU_ALPHA, SELU_SCALE, 1.0, out=ty),
+              "celu": lambda: nn.elu(tx, 1.0, 1.0, 1.0, out=ty),    # input_scale = 1/alpha
+              "leaky_relu": lambda: nn.leaky_relu(tx, 0.01, out=ty),
+              "relu6": lambda: nn.hardtanh(tx, 0.0, 6.0, out=ty),
+              "hardtanh": lambda: nn.hardtanh(tx, -1.0, 1.0, out=ty),
+              "hardsigmoid": lambda: nn.hardsigmoid(tx, out=ty),
+              "hardswish": lambda: nn.hardswish(tx, out=ty)}.get(name)
+        if fn is None:
+            raise Unsupported(f"no torch form of {name} here")
+        return fn
+    # autograd saves the forward's output for these and runs the backward on it
+    if name == "sigmoid":
         ts = torch.sigmoid(tx)
         return lambda: aten.sigmoid_backward.grad_input(tg, ts, grad_input=ty)
-    if name in ("gelu", "gelu_tanh"):
-        return lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate, grad_input=ty)
-    raise Unsupported(f"no torch form of {name} here")
+    if name == "tanh":
+        tt = torch.tanh(tx)
+        return lambda: aten.tanh_backward.grad_input(tg, tt, grad_input=ty)
+    if name == "log_sigmoid":   # the CPU kernel reads exp(-|x|) from the forward's buffer
+        buffer = aten.log_sigmoid_forward(tx)[1]
+        return lambda: aten.log_sigmoid_backward.grad_input(tg, tx, buffer, grad_input=ty)
+    if name == "mish":   # no out= overload: each call allocates, as autograd's does
+        ty.copy_(aten.mish_backward(tg, tx))    # out holds this peer's answer, like the others'
+        return lambda: aten.mish_backward(tg, tx)
+    # elu_backward(g, alpha, scale, input_scale, is_result, x): selu and celu are elu
+    # in ATen, so autograd runs this with their coefficients
+    fn = {"relu": lambda: aten.threshold_backward.grad_input(tg, tx, 0, grad_input=ty),
+          "silu": lambda: aten.silu_backward.grad_input(tg, tx, grad_input=ty),
+          "gelu": lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate,
+                                                        grad_input=ty),
+          "gelu_tanh": lambda: aten.gelu_backward.grad_input(tg, tx, approximate=approximate,
+                                                             grad_input=ty),
+          "softplus": lambda: aten.softplus_backward.grad_input(tg, tx, 1.0, 20.0, grad_input=ty),
+          "elu": lambda: aten.elu_backward.grad_input(tg, 1.0, 1.0, 1.0, False, tx, grad_input=ty),
+          "selu": lambda: aten.elu_backward.grad_input(tg, SELU_ALPHA, SELU_SCALE, 1.0, False, tx,
+                                                       grad_input=ty),
+          "celu": lambda: aten.elu_backward.grad_input(tg, 1.0, 1.0, 1.0, False, tx, grad_input=ty),
+          "leaky_relu": lambda: aten.leaky_relu_backward.grad_input(tg, tx, 0.01, False,
+                                                                    grad_input=ty),
+          "relu6": lambda: aten.hardtanh_backward.grad_input(tg, tx, 0.0, 6.0, grad_input=ty),
+          "hardtanh": lambda: aten.hardtanh_backward.grad_input(tg, tx, -1.0, 1.0, grad_input=ty),
+          "hardsigmoid": lambda: aten.hardsigmoid_backward.grad_input(tg, tx, grad_input=ty),
+          "hardswish": lambda: aten.hardswish_backward.out(tg, tx, out=ty)}.get(name)
+    if fn is None:
+        raise Unsupported(f"no torch form of {name} here")
+    return fn
 
 
 # numexpr types float literals as double: constants go in as dtype scalars.
+# Its minimum and maximum compute in double too: clamps are written with where.
 _NUMEXPR = {
     ("relu", "forward"): "where(x > 0, x, 0)",
     ("relu", "backward"): "where(x > 0, g, 0)",
@@ -175,6 +286,34 @@ _NUMEXPR = {
     ("silu", "backward"): "g / (1 + exp(-x)) * (1 + x * (1 - 1 / (1 + exp(-x))))",
     ("sigmoid", "forward"): "1 / (1 + exp(-x))",
     ("sigmoid", "backward"): "g / (1 + exp(-x)) * (1 - 1 / (1 + exp(-x)))",
+    ("tanh", "forward"): "tanh(x)",
+    ("tanh", "backward"): "g * (1 - tanh(x) ** 2)",
+    # torch's threshold keeps exp(x) from overflowing
+    ("softplus", "forward"): "where(x > 20, x, log1p(exp(x)))",
+    ("softplus", "backward"): "where(x > 20, g, g / (1 + exp(-x)))",
+    # min(x, 0) - log(1 + exp(-|x|)): no overflow, as in torch's kernel
+    ("log_sigmoid", "forward"): "where(x < 0, x, 0) - log1p(exp(-abs(x)))",
+    ("log_sigmoid", "backward"): "g / (1 + exp(x))",
+    ("mish", "forward"): "x * tanh(log1p(exp(x)))",
+    ("mish", "backward"): "g * (tanh(log1p(exp(x)))"
+                          " + x / (1 + exp(-x)) * (1 - tanh(log1p(exp(x))) ** 2))",
+    ("elu", "forward"): "where(x > 0, x, expm1(x))",
+    ("elu", "backward"): "where(x > 0, g, g * exp(x))",
+    ("selu", "forward"): "where(x > 0, scale * x, scale_alpha * expm1(x))",
+    ("selu", "backward"): "where(x > 0, g * scale, g * scale_alpha * exp(x))",
+    ("celu", "forward"): "where(x > 0, x, expm1(x))",      # at alpha = 1 celu is elu
+    ("celu", "backward"): "where(x > 0, g, g * exp(x))",
+    ("leaky_relu", "forward"): "where(x > 0, x, slope * x)",
+    ("leaky_relu", "backward"): "where(x > 0, g, slope * g)",
+    ("relu6", "forward"): "where(x < 0, 0, where(x > 6, 6, x))",
+    ("relu6", "backward"): "where((x > 0) & (x < 6), g, 0)",
+    ("hardtanh", "forward"): "where(x < -1, -1, where(x > 1, 1, x))",
+    ("hardtanh", "backward"): "where((x > -1) & (x < 1), g, 0)",
+    ("hardsigmoid", "forward"): "where(x < -3, 0, where(x > 3, 1, (x + 3) / 6))",
+    ("hardsigmoid", "backward"): "where((x > -3) & (x < 3), g / 6, 0)",
+    ("hardswish", "forward"): "where(x < -3, 0, where(x > 3, x, x * (x + 3) / 6))",
+    # torch's sides at the kinks: 0 at -3, 1 at 3
+    ("hardswish", "backward"): "where(x <= -3, 0, where(x >= 3, g, g * (2 * x + 3) / 6))",
 }
 
 
@@ -183,7 +322,9 @@ def _numexpr(name, direction, g, x, y, threads):
     expr = _NUMEXPR.get((name, direction))
     if expr is None:
         raise Unsupported("numexpr has no erf")
-    names = {"x": x, "g": g, "c": x.dtype.type(SQRT_2_OVER_PI), "a": x.dtype.type(TANH_CUBIC)}
+    constants = {"c": SQRT_2_OVER_PI, "a": TANH_CUBIC, "slope": 0.01, "scale": SELU_SCALE,
+                 "scale_alpha": SELU_SCALE * SELU_ALPHA}
+    names = {"x": x, "g": g, **{k: x.dtype.type(v) for k, v in constants.items()}}
     # casting="no": fail rather than time a float64 evaluation of float32 data
     return lambda: ne.evaluate(expr, local_dict=names, out=y, casting="no")
 
@@ -200,19 +341,70 @@ def _onnx_model(name, direction, dtype):
         consts.append(numpy_helper.from_array(np.array(value, dtype), f"c{len(consts)}"))
         return consts[-1].name
 
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+    def mask(condition):    # 1 where true, else 0, in the data's type
+        return op("Cast", condition, to=elem)
+
     x, g = "x", "g"
-    if name not in ("relu", "silu", "sigmoid", "gelu", "gelu_tanh"):
-        raise Unsupported(f"no ONNX graph of {name} here")
     if direction == "forward":
-        if name == "relu":
-            op("Relu", x)
-        elif name == "silu":
-            op("Mul", x, op("Sigmoid", x))
-        elif name == "sigmoid":
-            op("Sigmoid", x)
-        else:
-            op("Gelu", x, approximate="tanh" if name == "gelu_tanh" else "none")
-    elif name == "relu":
+        _onnx_forward(name, op, c, x)
+    else:
+        _onnx_backward(name, op, c, mask, g, x)
+    nodes[-1].output[0] = "y"
+    inputs = [x] if direction == "forward" else [g, x]
+    graph = helper.make_graph(nodes, f"{name}_{direction}",
+                              [helper.make_tensor_value_info(i, elem, ["n"]) for i in inputs],
+                              [helper.make_tensor_value_info("y", elem, ["n"])], consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9    # what onnxruntime >= 1.16 reads, whatever onnx writes by default
+    return model, inputs
+
+
+def _onnx_forward(name, op, c, x):
+    """The ONNX operator of each function at torch's default parameters, added with
+    op(); c() makes constants."""
+    if name == "relu":
+        op("Relu", x)
+    elif name == "silu":
+        op("Mul", x, op("Sigmoid", x))
+    elif name == "sigmoid":
+        op("Sigmoid", x)
+    elif name in ("gelu", "gelu_tanh"):
+        op("Gelu", x, approximate="tanh" if name == "gelu_tanh" else "none")
+    elif name == "tanh":
+        op("Tanh", x)
+    elif name == "softplus":     # log(1 + exp(x)), without torch's threshold (20)
+        op("Softplus", x)
+    elif name == "log_sigmoid":
+        op("Neg", op("Softplus", op("Neg", x)))
+    elif name == "mish":
+        op("Mish", x)
+    elif name == "elu":
+        op("Elu", x, alpha=1.0)
+    elif name == "selu":
+        op("Selu", x, alpha=SELU_ALPHA, gamma=SELU_SCALE)
+    elif name == "celu":
+        op("Celu", x, alpha=1.0)
+    elif name == "leaky_relu":
+        op("LeakyRelu", x, alpha=0.01)
+    elif name == "relu6":
+        op("Clip", x, c(0), c(6))
+    elif name == "hardtanh":
+        op("Clip", x, c(-1), c(1))
+    elif name == "hardsigmoid":
+        op("HardSigmoid", x, alpha=1 / 6, beta=0.5)
+    elif name == "hardswish":
+        op("HardSwish", x)
+    else:
+        raise Unsupported(f"no ONNX graph of {name} here")
+
+
+def _onnx_backward(name, op, c, mask, g, x):
+    """grad_output times the derivative in elementwise ONNX ops, on torch's sides
+    of the kinks. Piecewise slopes are mask() products: onnxruntime's Where costs
+    10-20x more (1e5 float32 leaky_relu backward: 0.14 vs 2.2 Gelem/s)."""
+    if name == "relu":
         op("Where", op("Greater", x, c(0)), g, c(0))
     elif name == "silu":
         s = op("Sigmoid", x)
@@ -224,7 +416,7 @@ def _onnx_model(name, direction, dtype):
         cdf = op("Mul", c(0.5), op("Add", c(1), op("Erf", op("Mul", x, c(INV_SQRT_2)))))
         pdf = op("Mul", c(INV_SQRT_2PI), op("Exp", op("Mul", c(-0.5), op("Mul", x, x))))
         op("Mul", g, op("Add", cdf, op("Mul", x, pdf)))
-    else:
+    elif name == "gelu_tanh":
         x2 = op("Mul", x, x)
         u = op("Mul", x, op("Add", c(1), op("Mul", c(TANH_CUBIC), x2)))
         t = op("Tanh", op("Mul", c(SQRT_2_OVER_PI), u))
@@ -232,15 +424,38 @@ def _onnx_model(name, direction, dtype):
         inner = op("Mul", c(SQRT_2_OVER_PI), op("Add", c(1), op("Mul", c(3 * TANH_CUBIC), x2)))
         slope = op("Mul", op("Mul", op("Mul", c(0.5), x), op("Sub", c(1), op("Mul", t, t))), inner)
         op("Mul", g, op("Add", gate, slope))
-    nodes[-1].output[0] = "y"
-    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    inputs = [x] if direction == "forward" else [g, x]
-    graph = helper.make_graph(nodes, f"{name}_{direction}",
-                              [helper.make_tensor_value_info(i, elem, ["n"]) for i in inputs],
-                              [helper.make_tensor_value_info("y", elem, ["n"])], consts)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    model.ir_version = 9    # what onnxruntime >= 1.16 reads, whatever onnx writes by default
-    return model, inputs
+    elif name == "tanh":
+        t = op("Tanh", x)
+        op("Mul", g, op("Sub", c(1), op("Mul", t, t)))
+    elif name == "softplus":     # σ(x), the forward's derivative: no threshold either
+        op("Mul", g, op("Sigmoid", x))
+    elif name == "log_sigmoid":
+        op("Mul", g, op("Sigmoid", op("Neg", x)))
+    elif name == "mish":
+        t = op("Tanh", op("Softplus", x))
+        slope = op("Mul", op("Mul", x, op("Sigmoid", x)), op("Sub", c(1), op("Mul", t, t)))
+        op("Mul", g, op("Add", t, slope))
+    elif name in ("elu", "celu"):    # at alpha = 1 celu is elu
+        # exp(min(x, 0)): 1 for x > 0, exp(x) for x <= 0 (torch's side at 0)
+        op("Mul", g, op("Exp", op("Min", x, c(0))))
+    elif name == "selu":
+        negative = op("Mul", c(SELU_SCALE * SELU_ALPHA), op("Exp", op("Min", x, c(0))))
+        op("Mul", g, op("Add", op("Mul", c(SELU_SCALE), mask(op("Greater", x, c(0)))),
+                        op("Mul", negative, mask(op("LessOrEqual", x, c(0))))))
+    elif name == "leaky_relu":   # max(mask, 0.01): 1 or 0.01
+        op("Mul", g, op("Max", mask(op("Greater", x, c(0))), c(0.01)))
+    elif name in ("relu6", "hardtanh"):
+        low, high = (0, 6) if name == "relu6" else (-1, 1)
+        op("Mul", g, mask(op("And", op("Greater", x, c(low)), op("Less", x, c(high)))))
+    elif name == "hardsigmoid":
+        op("Mul", op("Mul", g, c(1 / 6)),
+           mask(op("And", op("Greater", x, c(-3)), op("Less", x, c(3)))))
+    elif name == "hardswish":    # torch's sides at the kinks: 0 at -3, 1 at 3
+        inside = mask(op("And", op("Greater", x, c(-3)), op("Less", x, c(3))))
+        slope = op("Mul", op("Add", op("Div", x, c(3)), c(0.5)), inside)
+        op("Mul", g, op("Add", slope, mask(op("GreaterOrEqual", x, c(3)))))
+    else:
+        raise Unsupported(f"no ONNX graph of {name} here")
 
 
 def _onnxruntime(name, direction, g, x, y, threads):
@@ -258,6 +473,12 @@ def _onnxruntime(name, direction, g, x, y, threads):
         if "NOT_IMPLEMENTED" in str(exc):    # e.g. "... implementation for Erf(13) node ..."
             op = re.search(r"implementation for (\w+)", str(exc))
             raise Unsupported(f"onnxruntime has no {x.dtype} {op[1] if op else ''} kernel") from None
+        # ONNX itself types some operators float32-only, e.g. "Type 'tensor(double)' of
+        # input parameter (x) of operator (Celu) in node () is invalid"
+        op = re.search(r"Type 'tensor\(\w+\)' of input parameter .* of operator \((\w+)\)",
+                       str(exc))
+        if op:
+            raise Unsupported(f"ONNX's {op[1]} takes no {x.dtype}") from None
         raise
     binding = session.io_binding()
     for input_name, array in zip(inputs, [x] if direction == "forward" else [g, x]):
@@ -305,9 +526,17 @@ def _start_jax():
 @lru_cache(maxsize=None)     # one jitted function per case; jax caches its compiles per shape
 def _jax_jitted(name, direction):
     import jax
+    import jax.numpy as jnp
+    # jax.nn's softplus (and log_sigmoid, mish) has no threshold: logaddexp needs none.
+    # Its gradients take the other side of torch's at leaky_relu's 0 and hard_tanh's ±1.
     f = {"relu": jax.nn.relu, "gelu": lambda x: jax.nn.gelu(x, approximate=False),
          "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True), "silu": jax.nn.silu,
-         "sigmoid": jax.nn.sigmoid}.get(name)
+         "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "softplus": jax.nn.softplus,
+         "log_sigmoid": jax.nn.log_sigmoid,
+         "mish": getattr(jax.nn, "mish", None),      # not in older jax
+         "elu": jax.nn.elu, "selu": jax.nn.selu, "celu": jax.nn.celu,
+         "leaky_relu": jax.nn.leaky_relu, "relu6": jax.nn.relu6, "hardtanh": jax.nn.hard_tanh,
+         "hardsigmoid": jax.nn.hard_sigmoid, "hardswish": jax.nn.hard_swish}.get(name)
     if f is None:
         raise Unsupported(f"jax.nn has no {name}")
     if direction == "forward":

@@ -149,6 +149,210 @@ def relu_backward(grad_output, x):
     return np.where(x > 0, g, np.where(np.isnan(x), x, 0.0))
 
 
+# ---- the elementwise family: smooth functions (default parameters) ----------
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _sech2(x):
+    """1 - tanh(x)² without the subtraction: 1/cosh(x)², 0 once cosh overflows."""
+    with np.errstate(over="ignore"):
+        return 1.0 / np.cosh(x) ** 2
+
+
+def tanh(x):
+    (x,) = _f64(x)
+    return np.tanh(x)
+
+
+def tanh_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return g * _sech2(x)
+
+
+def tanh_backward_scale(x):
+    (x,) = _f64(x)
+    return _sech2(x)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x))/beta, x where beta x > threshold (PyTorch's rule)."""
+    (x,) = _f64(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(beta * x > threshold, x, np.logaddexp(0.0, beta * x) / beta)
+
+
+def softplus_backward(grad_output, x, beta=1.0, threshold=20.0):
+    g, x = _f64(grad_output, x)
+    return g * softplus_backward_scale(x, beta, threshold)
+
+
+def softplus_backward_scale(x, beta=1.0, threshold=20.0):
+    (x,) = _f64(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(beta * x > threshold, 1.0, _logistic(beta * x))
+
+
+def log_sigmoid(x):
+    (x,) = _f64(x)
+    return _limits(x, -np.logaddexp(0.0, -x), -0.0, -np.inf)
+
+
+def log_sigmoid_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return g * _logistic(-x)
+
+
+def log_sigmoid_backward_scale(x):
+    (x,) = _f64(x)
+    return _logistic(-x)
+
+
+def _mish_terms(x):
+    """tanh(softplus(x)) and x·sech²(softplus(x))·σ(x)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sp = np.logaddexp(0.0, x)
+        slope = np.where(np.isinf(x), 0.0, x * _sech2(sp) * _logistic(x))
+        return np.tanh(sp), slope
+
+
+def mish(x):
+    (x,) = _f64(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _limits(x, x * _mish_terms(x)[0], np.inf, -0.0)
+
+
+def mish_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    gate, slope = _mish_terms(x)
+    return g * _limits(x, gate + slope, 1.0, 0.0)
+
+
+def mish_backward_scale(x):
+    (x,) = _f64(x)
+    gate, slope = _mish_terms(x)
+    return _limits(x, np.abs(gate) + np.abs(slope), 1.0, 0.0)
+
+
+def _elu(x, alpha, scale, inner):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x > 0, scale * x, scale * alpha * np.expm1(x / inner))
+
+
+def _elu_slope(x, alpha, scale, inner):
+    return np.where(x > 0, scale, scale * alpha / inner * np.exp(np.minimum(x, 0) / inner))
+
+
+def elu(x, alpha=1.0):
+    (x,) = _f64(x)
+    return _elu(x, alpha, 1.0, 1.0)
+
+
+def elu_backward(grad_output, x, alpha=1.0):
+    g, x = _f64(grad_output, x)
+    return g * _elu_slope(x, alpha, 1.0, 1.0)
+
+
+def elu_backward_scale(x, alpha=1.0):
+    (x,) = _f64(x)
+    return np.abs(_elu_slope(x, alpha, 1.0, 1.0))
+
+
+def selu(x):
+    (x,) = _f64(x)
+    return _elu(x, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def selu_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return g * _elu_slope(x, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def selu_backward_scale(x):
+    (x,) = _f64(x)
+    return np.abs(_elu_slope(x, SELU_ALPHA, SELU_SCALE, 1.0))
+
+
+def celu(x, alpha=1.0):
+    (x,) = _f64(x)
+    return _elu(x, alpha, 1.0, alpha)
+
+
+def celu_backward(grad_output, x, alpha=1.0):
+    g, x = _f64(grad_output, x)
+    return g * _elu_slope(x, alpha, 1.0, alpha)
+
+
+def celu_backward_scale(x, alpha=1.0):
+    (x,) = _f64(x)
+    return np.abs(_elu_slope(x, alpha, 1.0, alpha))
+
+
+# ---- piecewise linear (exact in float64 for float32 inputs; the tests judge
+# float64 against exact rational arithmetic) -------------------------------
+
+def leaky_relu(x, negative_slope=0.01):
+    (x,) = _f64(x)
+    return np.where(x > 0, x, x * negative_slope)
+
+
+def leaky_relu_backward(grad_output, x, negative_slope=0.01):
+    g, x = _f64(grad_output, x)
+    return np.where(np.isnan(x), x, np.where(x > 0, g, g * negative_slope))
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    (x,) = _f64(x)
+    return np.where(x < min_val, min_val, np.where(x > max_val, max_val, x))
+
+
+def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0):
+    g, x = _f64(grad_output, x)
+    return np.where(np.isnan(x), x, np.where((x > min_val) & (x < max_val), g, 0.0))
+
+
+def relu6(x):
+    return hardtanh(x, 0.0, 6.0)
+
+
+def relu6_backward(grad_output, x):
+    return hardtanh_backward(grad_output, x, 0.0, 6.0)
+
+
+def hardsigmoid(x):
+    (x,) = _f64(x)
+    return np.where(x <= -3, 0.0, np.where(x >= 3, 1.0, (x + 3) / 6))
+
+
+def hardsigmoid_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return np.where(np.isnan(x), x, np.where((x > -3) & (x < 3), g / 6, 0.0))
+
+
+def hardswish(x):
+    (x,) = _f64(x)
+    with np.errstate(invalid="ignore"):
+        return np.where(x <= -3, np.copysign(0.0, x), np.where(x >= 3, x, x * (x + 3) / 6))
+
+
+def hardswish_backward(grad_output, x):
+    g, x = _f64(grad_output, x)
+    return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, g * (2 * x + 3) / 6)))
+
+
+def sigmoid_backward_from_output(grad_output, output):
+    """g y (1 - y) in long double, from factors that are exact there (1 - y
+    and 1 + y of a float64 need 54 bits): no cancellation near y = 1."""
+    g, y = (np.asarray(a, np.longdouble) for a in _f64(grad_output, output))
+    return g * (y * (1 - y))
+
+
+def tanh_backward_from_output(grad_output, output):
+    g, y = (np.asarray(a, np.longdouble) for a in _f64(grad_output, output))
+    return g * ((1 - y) * (1 + y))
+
+
 # ---- the references' own limits, for tests that judge fastact against them ----
 
 def own_error_ulps(name, x, backward):

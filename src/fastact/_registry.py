@@ -34,6 +34,17 @@ class Activation:
         return base if self.tier == TIERS[0] else f"{base}_{self.tier}"
 
     @property
+    def may_overflow(self):
+        """Whether a finite x can give an infinite result (selu: f = 1.05 x for large x),
+        which rightly raises the overflow flag."""
+        return abs(self.op.limits[4]) > 1 or abs(self.op.limits[3]) > 1
+
+    @property
+    def params(self):
+        """The parameters' defaults: the ufuncs take them as inputs after the arrays."""
+        return tuple(p.default for p in self.op.params)
+
+    @property
     def exact(self):
         return self.op.exact
 
@@ -59,7 +70,7 @@ def _activation(op, tier):
                       None if op.exact else getattr(ref, op.name + "_backward_scale"))
 
 
-# the default tier of every op, by op name
-ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS}
-# every tier of every op, by key (gelu, gelu_fast, ...), op by op
-VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS for tier in op.tiers)}
+# the default tier of every activation (an op with a forward and a backward), by op name
+ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS if op.has_backward}
+# every tier of every activation, by key (gelu, gelu_fast, ...), op by op
+VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS if op.has_backward for tier in op.tiers)}

@@ -1,0 +1,292 @@
+"""The elementwise family's own contract: parameters (checked by the public
+functions, carried to the kernels as float64 ufunc inputs, broadcast like any
+input), the piecewise-linear functions' exactness against rational
+arithmetic, identities between functions, and the derivatives PyTorch's
+backward ops compute from the forward's output. Accuracy at the default
+parameters, layouts and special values: test_accuracy, test_layout and the
+rest, from the registry."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import fastact as fa
+from fastact import _reference as ref
+from fastact import ufuncs
+from fastact._manifest import OPS, OPS_BY_NAME, TIERS
+
+PARAM_OPS = [op for op in OPS if op.params]
+BAD_VALUES = {
+    "finite": [np.nan, np.inf, -np.inf],
+    "positive": [0.0, -1.0, np.nan, np.inf],
+    "positive_or_inf": [0.0, -2.0, np.nan],
+}
+NOT_NUMBERS = ["0.5", None, True, [0.5], 1j]
+
+
+def _bad_cases():
+    for op in PARAM_OPS:
+        for param in op.params:
+            for value in BAD_VALUES[param.check] + NOT_NUMBERS:
+                yield pytest.param(op, param.name, value, id=f"{op.name}-{param.name}-{value!r}")
+
+
+@pytest.mark.parametrize("op,param,value", list(_bad_cases()))
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_bad_parameter_is_refused_and_nothing_written(op, param, value, direction):
+    x = np.linspace(-2, 2, 5)
+    out = np.full_like(x, 7.0)
+    name = op.name if direction == "forward" else f"{op.name}_backward"
+    args = (x,) if direction == "forward" else (np.ones_like(x), x)
+    with pytest.raises((ValueError, TypeError), match=rf"^fastact\.{name}: {param} must be "):
+        getattr(fa, name)(*args, **{param: value}, out=out)
+    np.testing.assert_array_equal(out, 7.0)
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "hardtanh_backward"])
+def test_hardtanh_bounds_must_be_ordered(name):
+    x = np.zeros(3)
+    args = (x,) if name == "hardtanh" else (x, x)
+    with pytest.raises(ValueError, match=rf"^fastact\.{name}: min_val must be <= max_val"):
+        getattr(fa, name)(*args, min_val=1.0, max_val=-1.0)
+    getattr(fa, name)(*args, min_val=0.5, max_val=0.5)  # equal bounds are fine
+
+
+def test_parameters_are_positional_too_as_in_torch():
+    x = np.linspace(-3, 3, 13)
+    np.testing.assert_array_equal(fa.leaky_relu(x, 0.2), fa.leaky_relu(x, negative_slope=0.2))
+    np.testing.assert_array_equal(fa.softplus(x, 2.0, 1.0), fa.softplus(x, beta=2.0, threshold=1.0))
+    np.testing.assert_array_equal(fa.hardtanh(x, -2.0, 2.0), fa.hardtanh(x, min_val=-2.0, max_val=2.0))
+
+
+# ---- parameters reach the kernels --------------------------------------------
+
+PARAM_CASES = {
+    "softplus": [dict(beta=2.0, threshold=5.0), dict(beta=0.5, threshold=1.0), dict(beta=1.0, threshold=np.inf),
+                 dict(beta=3.0, threshold=20.0)],
+    "elu": [dict(alpha=0.5), dict(alpha=2.5), dict(alpha=-1.0)],
+    "celu": [dict(alpha=0.5), dict(alpha=3.0)],
+    "leaky_relu": [dict(negative_slope=0.2), dict(negative_slope=-0.5), dict(negative_slope=1.5)],
+    "hardtanh": [dict(min_val=-2.0, max_val=0.5), dict(min_val=0.0, max_val=0.0), dict(min_val=-0.1, max_val=0.3)],
+}
+assert set(PARAM_CASES) == {op.name for op in PARAM_OPS}
+
+
+def _ulps(got, want, unit, dtype):
+    """|got - want| in ULPs of `unit` (the result, or the derivative's largest term)."""
+    spacing = np.spacing(np.maximum(np.abs(unit), np.finfo(dtype).tiny).astype(dtype)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - want) / spacing
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("precision", TIERS)
+@pytest.mark.parametrize("name,params", [(n, p) for n, cases in PARAM_CASES.items() for p in cases],
+                         ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={w}" for k, w in v.items()))
+def test_parameters_reach_the_kernels(isa, name, params, precision, dtype):
+    op = OPS_BY_NAME[name]
+    points = 4001 if dtype == np.float32 else 1001
+    x = np.concatenate([np.linspace(-12, 12, points), [-0.0, 0.0, 1e-30, -1e-30]]).astype(dtype)
+    g = np.linspace(-2, 2, x.size).astype(dtype)
+    got = getattr(fa, name)(x, **params, precision=precision)
+    grad = getattr(fa, f"{name}_backward")(g, x, **params, precision=precision)
+    if op.exact:  # the parameters rounded to the data's precision first, then exact
+        rounded = {k: float(dtype(v)) for k, v in params.items()}
+        want = getattr(ref, name)(x, **rounded).astype(dtype)
+        want_grad = getattr(ref, f"{name}_backward")(g, x, **rounded).astype(dtype)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(grad, want_grad)
+        return
+    if dtype == np.float32:  # float64 references are exact enough (beta x is exact in float64)
+        want = getattr(ref, name)(x, **params)
+        want_grad = getattr(ref, f"{name}_backward")(g, x, **params)
+        scale = getattr(ref, f"{name}_backward_scale")(x, **params)
+    else:
+        want, slope = _mp_smooth(name, x, params)
+        want_grad, scale = g * slope, np.abs(slope)
+    forward_error = _ulps(got, want, want, dtype)
+    backward_error = _ulps(grad, want_grad, g * scale, dtype)
+    assert forward_error.max() <= op.bound(precision, "fwd"), x[np.argmax(forward_error)]
+    assert backward_error.max() <= op.bound(precision, "bwd"), x[np.argmax(backward_error)]
+
+
+def _mp_smooth(name, x, params):
+    """(f(x), f'(x)) in 40-digit arithmetic, as float64 arrays."""
+    mpmath = pytest.importorskip("mpmath")
+    values, slopes = [], []
+    with mpmath.workdps(40):
+        for v in x.tolist():
+            t = mpmath.mpf(v)
+            if name == "softplus":
+                beta, threshold = (mpmath.mpf(params[k]) for k in ("beta", "threshold"))
+                if beta * t > threshold:
+                    f, d = t, mpmath.mpf(1)
+                else:
+                    f, d = mpmath.log1p(mpmath.exp(beta * t)) / beta, 1 / (1 + mpmath.exp(-beta * t))
+            else:  # elu, celu
+                alpha = mpmath.mpf(params["alpha"])
+                inner = alpha if name == "celu" else 1
+                f = t if t > 0 else alpha * mpmath.expm1(t / inner)
+                d = mpmath.mpf(1) if t > 0 else alpha / inner * mpmath.exp(t / inner)
+            values.append(float(f))
+            slopes.append(float(d))
+    return np.array(values), np.array(slopes)
+
+
+def test_parameter_arrays_broadcast_like_inputs(isa):
+    # ufunc level: one slope per column, and a slope that changes from element to element
+    x = np.linspace(-4, 4, 9)
+    slopes = np.array([0.01, 0.2, -1.0])
+    table = ufuncs.leaky_relu(x[:, None], slopes[None, :])
+    for j, s in enumerate(slopes):
+        np.testing.assert_array_equal(table[:, j], fa.leaky_relu(x, s))
+    alphas = np.linspace(0.5, 2.0, x.size)
+    got = ufuncs.elu(x, alphas)
+    np.testing.assert_array_equal(got, [fa.elu(np.array([v]), a)[0] for v, a in zip(x, alphas)])
+    # parameters broadcast against each other too, and through the float16 path
+    lo, hi = np.array([[-1.0], [-2.0]]), np.array([0.5, 1.0, 3.0])
+    np.testing.assert_array_equal(ufuncs.hardtanh(np.float16(2.5), lo, hi), np.minimum(2.5, hi) + 0 * lo)
+
+
+def test_defaults_match_torch_functional():
+    torch = pytest.importorskip("torch")
+    import inspect
+    F = torch.nn.functional
+    torch_names = {"log_sigmoid": "logsigmoid"}
+    checked = 0
+    for op in PARAM_OPS:
+        try:  # F.softplus is a builtin without a Python signature
+            signature = inspect.signature(getattr(F, torch_names.get(op.name, op.name)))
+        except ValueError:
+            continue
+        for param in op.params:
+            assert signature.parameters[param.name].default == param.default, (op.name, param.name)
+            checked += 1
+    assert checked >= 4
+
+
+# ---- piecewise linear: exact -------------------------------------------------
+
+def _exact(name, x, g):
+    """(f(x), g f'(x)) as Fractions, with the default parameters, PyTorch's sides at the kinks."""
+    x, g = Fraction(x), Fraction(g)
+    if name == "leaky_relu":
+        return x if x > 0 else x * Fraction(0.01 if isinstance(x, float) else 0.01), None
+    if name == "hardsigmoid":
+        y = 0 if x <= -3 else 1 if x >= 3 else (x + 3) / 6
+        return y, (g / 6 if -3 < x < 3 else 0)
+    if name == "hardswish":
+        y = 0 if x <= -3 else x if x >= 3 else x * (x + 3) / 6
+        return y, (0 if x <= -3 else g if x >= 3 else g * (2 * x + 3) / 6)
+    raise ValueError(name)
+
+
+def _round(value, dtype):
+    """A Fraction rounded to nearest-even in `dtype`: to double by round-to-odd
+    (float() rounds to nearest; the inexact even results stepped towards the
+    value), then to the target, which that makes a single rounding."""
+    d = float(value)
+    if dtype == np.float64 or Fraction(d) == value:
+        return dtype(d)
+    if np.frombuffer(np.float64(d).tobytes(), np.uint64)[0] % 2 == 0:
+        d = float(np.nextafter(d, np.inf if value > Fraction(d) else -np.inf))
+    return dtype(d)
+
+
+def _hard_inputs(dtype, n):
+    rng = np.random.default_rng(7)
+    finfo = np.finfo(dtype)
+    x = np.concatenate([
+        rng.uniform(-4, 4, n), rng.uniform(-3.001, -2.999, n // 4), rng.uniform(2.999, 3.001, n // 4),
+        np.array([-3, 3, 0, finfo.smallest_subnormal, finfo.tiny, 3 * 2.0**-24, 3 * 2.0**-53, 6 * 2.0**-25]),
+        rng.uniform(-1, 1, n // 4) * 2.0 ** rng.integers(finfo.minexp - finfo.nmant, 0, n // 4)])
+    x = np.concatenate([x, -x]).astype(dtype)
+    # neighbours of the interesting points
+    for point in (-3.0, 3.0, -1.5, 0.0):
+        x = np.concatenate([x, (np.array(point, dtype) + np.arange(-3, 4) * np.spacing(dtype(max(abs(point), 1))))])
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["hardsigmoid", "hardswish"])
+def test_hard_functions_are_correctly_rounded(isa, name, dtype):
+    x = _hard_inputs(dtype, 4000)
+    g = np.random.default_rng(3).uniform(-4, 4, x.size).astype(dtype)
+    got, grad = getattr(fa, name)(x), getattr(fa, f"{name}_backward")(g, x)
+    for i in range(x.size):
+        f, d = _exact(name, float(x[i]), float(g[i]))
+        assert got[i] == _round(f, dtype), f"{name}({x[i]!r}) = {got[i]!r}, want {_round(f, dtype)!r}"
+        assert grad[i] == _round(d, dtype), f"{name}_backward({g[i]!r}, {x[i]!r}) = {grad[i]!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hardswish_subnormal_ties_go_to_the_next_term(isa, dtype):
+    """hardswish(x) = x/2 + x²/6: where x/2 is a tie between subnormals, the
+    x²/6 term decides: up for x > 0, towards 0 for x < 0."""
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = np.array([tiny, 3 * tiny, -tiny, -3 * tiny], dtype=dtype)
+    np.testing.assert_array_equal(fa.hardswish(x), np.array([tiny, 2 * tiny, -0.0, -tiny], dtype=dtype))
+    assert np.signbit(fa.hardswish(x)[2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clamps_keep_negative_zero_and_nan_like_torch(isa, dtype):
+    x = np.array([-0.0, np.nan, -7.0, 7.0], dtype=dtype)
+    for y in (fa.relu6(x), fa.hardtanh(x)):
+        assert np.signbit(y[0]) and y[0] == 0 and np.isnan(y[1])
+    np.testing.assert_array_equal(fa.relu6(x)[2:], [0.0, 6.0])
+    np.testing.assert_array_equal(fa.hardtanh(x)[2:], [-1.0, 1.0])
+
+
+# ---- identities ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("precision", TIERS)
+def test_identities(isa, dtype, precision):
+    x = np.concatenate([np.linspace(-30, 30, 20001), np.geomspace(1e-30, 1, 200)]).astype(dtype)
+    eps = np.finfo(dtype).eps
+    bound = OPS_BY_NAME["tanh"].bound(precision, "fwd")
+    # tanh is odd, bit for bit; so is the sigmoid's distance from 1/2
+    np.testing.assert_array_equal(fa.tanh(-x, precision=precision), -fa.tanh(x, precision=precision))
+    s = fa.sigmoid(x, precision=precision).astype(np.float64) + fa.sigmoid(-x, precision=precision)
+    assert np.abs(s - 1).max() <= 2 * bound * eps
+    # softplus(x) - softplus(-x) = x, within the two results' bounds (without the threshold's switch to x)
+    plain = dict(threshold=np.inf, precision=precision)
+    d = fa.softplus(x, **plain).astype(np.float64) - fa.softplus(-x, **plain)
+    tolerance = bound * np.spacing(np.abs(fa.softplus(np.abs(x), threshold=np.inf)).astype(dtype)).astype(np.float64) * 2
+    assert (np.abs(d - x) <= tolerance).all()
+    # log_sigmoid(x) = -softplus(-x) exactly in the accurate tier (one formula, one rounding)
+    if precision == TIERS[0]:
+        np.testing.assert_array_equal(fa.log_sigmoid(x), -fa.softplus(-x, threshold=np.inf))
+    # logsigmoid is PyTorch's spelling
+    np.testing.assert_array_equal(fa.logsigmoid(x, precision=precision), fa.log_sigmoid(x, precision=precision))
+    # selu is elu scaled; celu with alpha = 1 is elu
+    np.testing.assert_array_equal(fa.celu(x, precision=precision), fa.elu(x, precision=precision))
+
+
+# ---- derivatives from the forward's output --------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+def test_backward_from_output(isa, name, dtype):
+    x = np.linspace(-12, 12, 20001).astype(dtype)
+    g = np.random.default_rng(5).uniform(-3, 3, x.size).astype(dtype)
+    y = getattr(fa, name)(x)
+    got = getattr(fa, f"{name}_backward_from_output")(g, y)
+    exact = getattr(ref, f"{name}_backward_from_output")(g, y)  # long double
+    op = OPS_BY_NAME[f"{name}_backward_from_output"]
+    spacing = np.spacing(np.maximum(np.abs(exact), np.finfo(dtype).tiny).astype(dtype)).astype(np.longdouble)
+    assert (np.abs(got - exact) / spacing).max() <= op.forward_ulp
+    # torch computes the same thing
+    torch = pytest.importorskip("torch")
+    aten = torch.ops.aten
+    theirs = getattr(aten, f"{name}_backward")(torch.from_numpy(g), torch.from_numpy(y)).numpy()
+    assert (np.abs(got.astype(np.float64) - theirs) <= 2 * np.spacing(np.abs(theirs)).astype(np.float64) + 0).all()
+
+
+def test_backward_from_output_api():
+    y = np.array([0.25, 0.5], np.float32)
+    out = np.empty(2, np.float32)
+    assert fa.sigmoid_backward_from_output(np.float32(2), y, out=out) is out
+    np.testing.assert_array_equal(out, [0.375, 0.5])
+    with pytest.raises(TypeError, match="^fastact.tanh_backward_from_output: "):
+        fa.tanh_backward_from_output(y, np.array(["a", "b"]))
