@@ -23,7 +23,7 @@ TORCH = {name: a.op.torch for name, a in ACTIVATIONS.items() if a.op.torch[0]}
 
 
 def torch_eval(expression, **tensors):
-    return eval(expression, {"F": F, "aten": aten}, tensors).numpy()
+    return eval(expression, {"F": F, "aten": aten, "torch": torch}, tensors).numpy()
 
 
 ULPS_OF_SCALE = 16
@@ -55,9 +55,17 @@ def test_forward_and_backward_match_torch(isa, name, tier, dtype):
     act = VARIANTS.get(f"{name}_{tier}", ACTIVATIONS[name])  # relu: one tier
     tx, tg = torch.from_numpy(x), torch.from_numpy(g)
     # |x| for x·g(x) (|f| <= |x|); a bounded f (sigmoid) on the scale of its result
-    assert_close(act.forward(x), torch_eval(torch_fwd, x=tx), scale=np.maximum(np.abs(x), act.ref_forward(x)))
+    assert_close(act.forward(x), torch_eval(torch_fwd, x=tx),
+                 scale=np.maximum(np.abs(x), np.abs(act.ref_forward(x))))
+    if (name, dtype) in TORCH_IMPRECISE_BACKWARD:
+        return
     # the derivative's terms grow like |x|^3 in the tanh form
     assert_close(act.backward(g, x), torch_eval(torch_bwd, g=tg, x=tx), scale=g * (1 + np.abs(x) ** 3))
+
+
+# PyTorch 2.13's float64 hardsigmoid_backward multiplies by 1/6 rounded to
+# float32 (relative error 3e-8); fastact's is g/6 correctly rounded
+TORCH_IMPRECISE_BACKWARD = {("hardsigmoid", np.float64)}
 
 
 def test_relu_matches_torch_bit_for_bit_on_ordinary_inputs():

@@ -196,7 +196,8 @@ def softplus_backward_scale(x, beta=1.0, threshold=20.0):
 
 def log_sigmoid(x):
     (x,) = _f64(x)
-    return _limits(x, -np.logaddexp(0.0, -x), -0.0, -np.inf)
+    with np.errstate(invalid="ignore"):  # NaN passes through logaddexp, flagging 'invalid'
+        return _limits(x, -np.logaddexp(0.0, -x), -0.0, -np.inf)
 
 
 def log_sigmoid_backward(grad_output, x):
@@ -332,13 +333,14 @@ def hardsigmoid_backward(grad_output, x):
 
 def hardswish(x):
     (x,) = _f64(x)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # both branches are computed everywhere
         return np.where(x <= -3, np.copysign(0.0, x), np.where(x >= 3, x, x * (x + 3) / 6))
 
 
 def hardswish_backward(grad_output, x):
     g, x = _f64(grad_output, x)
-    return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, g * (2 * x + 3) / 6)))
+    with np.errstate(over="ignore"):
+        return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, g * (2 * x + 3) / 6)))
 
 
 def sigmoid_backward_from_output(grad_output, output):
