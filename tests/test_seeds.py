@@ -68,3 +68,49 @@ def test_relu_slope_jumps_at_zero_and_gelu_slope_does_not(isa):
     g = fa.gelu_backward(np.ones(2), x)
     assert abs(g[1] - g[0]) < 1e-5
     assert fa.gelu_backward(1.0, 0.0) == 0.5
+
+
+# Article 001's table also has sigmoid and tanh columns (three decimals)
+TABLE_SIGMOID = [0.119, 0.269, 0.5, 0.731, 0.881]
+TABLE_TANH = [-0.964, -0.762, 0.0, 0.762, 0.964]
+
+
+@pytest.mark.parametrize("precision", ["accurate", "fast"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_article_sigmoid_and_tanh_columns(isa, dtype, precision):
+    x = np.array(TABLE_X, dtype=dtype)
+    np.testing.assert_allclose(fa.sigmoid(x, precision=precision), TABLE_SIGMOID, atol=1e-3, rtol=0)
+    np.testing.assert_allclose(fa.tanh(x, precision=precision), TABLE_TANH, atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("precision", ["accurate", "fast"])
+def test_sigmoid_squeezes_into_0_1_and_its_slope_peaks_at_a_quarter(isa, precision):
+    # "Squeezes any number into 0 to 1"; the exercise: σ(1 - σ) is at most 0.25
+    x = np.linspace(-15, 15, 300_001)
+    y = fa.sigmoid(x, precision=precision)
+    assert (0 < y).all() and (y < 1).all()
+    slope = fa.sigmoid_backward(np.ones_like(x), x, precision=precision)
+    assert slope.max() == 0.25 and x[np.argmax(slope)] == 0.0
+    # nearly flat far out: the vanishing gradient
+    assert fa.sigmoid_backward(1.0, 12.0) < 1e-5 and fa.sigmoid_backward(1.0, -12.0) < 1e-5
+
+
+@pytest.mark.parametrize("precision", ["accurate", "fast"])
+def test_tanh_runs_from_minus_1_to_1_centred_on_zero(isa, precision):
+    x = np.linspace(-9, 9, 180_001)
+    y = fa.tanh(x, precision=precision)
+    assert (-1 < y).all() and (y < 1).all() and fa.tanh(0.0) == 0.0
+    np.testing.assert_array_equal(fa.tanh(-x, precision=precision), -y)  # centred: odd
+    # a sigmoid stretched: tanh(x) = 2σ(2x) - 1
+    np.testing.assert_allclose(y, 2 * fa.sigmoid(2 * x) - 1, atol=4e-16)
+    assert fa.tanh_backward(1.0, 0.0, precision=precision) == 1.0
+    assert fa.tanh_backward(1.0, 12.0) < 1e-9  # it still flattens out
+
+
+def test_leaky_relu_leaves_a_tiny_slope_for_negatives(isa):
+    # Leaky ReLU = max(0.01 z, z): negatives keep 1% of the signal and of the gradient
+    z = np.array([-300.0, -2.0, -0.5, 0.5, 2.0])
+    np.testing.assert_array_equal(fa.leaky_relu(z), np.maximum(0.01 * z, z))
+    np.testing.assert_array_equal(fa.leaky_relu_backward(np.ones_like(z), z), [0.01, 0.01, 0.01, 1, 1])
+    # where ReLU's neuron would be dead (slope 0), this one still learns
+    assert (fa.relu_backward(np.ones(3), z[:3]) == 0).all()
