@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """README speed tables from `python -m fastact bench --json PATH`: per dtype, a
 row per function and direction, a column per size and thread count, each
-cell "accurate → fast Gelem/s (fast tier × the fastest peer)".
+cell "accurate → fast Gelem/s (fast tier × the fastest peer)"; the exact functions
+(one tier, memory-bound) against the memory reference instead.
 
     python -m fastact bench --sizes 1e5,1e6,1e7 --threads 1,2 --dtypes float32,float64 --json bench.json
     python tools/speed_tables.py bench.json
@@ -9,6 +10,10 @@ cell "accurate → fast Gelem/s (fast tier × the fastest peer)".
 import argparse
 import json
 from collections import defaultdict
+
+from fastact._manifest import OPS
+
+EXACT = {op.name for op in OPS if op.exact}  # one tier, compared with the memory reference
 
 PEER_SHORT = {"onnxruntime": "onnxr", "numexpr": "numexpr", "torch": "torch", "jax": "jax", "numpy": "numpy"}
 
@@ -28,7 +33,7 @@ def tables(data):
     for dtype in dict.fromkeys(k[0] for k in cells):
         rows = dict.fromkeys((k[1], k[2]) for k in cells if k[0] == dtype)
         out += [f"{dtype}: fastact Gelem/s, accurate → fast, and (the fast tier × the fastest peer; "
-                "relu: × the memory reference)", "",
+                "exact functions: × the memory reference)", "",
                 "| function | direction | " + " | ".join(f"{label(s)} ×{t}" for s, t in columns) + " |",
                 "|---|---|" + "---:|" * len(columns)]
         for function, direction in rows:
@@ -43,7 +48,7 @@ def tables(data):
                 peers = {i: r for i, r in impls.items() if i not in kinds}
                 text = (f"{gelem['fastact']:.2f} → {gelem['fastact-fast']:.2f}" if "fastact-fast" in impls
                         else f"{gelem['fastact']:.2f}")
-                if function == "relu" and "memory" in impls:
+                if function in EXACT and "memory" in impls:
                     text += f" ({impls['memory']['seconds'] / ours['seconds']:.2f}× mem)"
                 elif peers:
                     best = min(peers.values(), key=lambda r: r["seconds"])

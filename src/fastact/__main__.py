@@ -13,11 +13,13 @@ import fastact as fa
 from fastact._registry import ACTIVATIONS
 
 TABLE_POINTS = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+# the elementwise functions the seed articles discuss (the rest: python -m fastact bench)
+SEED_FUNCTIONS = ("relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "leaky_relu")
 
 
 def value_table():
-    """Rows of (x, f(x) and f'(x) for every activation), float64, as Markdown."""
-    names = list(ACTIVATIONS)
+    """Rows of (x, f(x) and f'(x) for the seed articles' activations), float64, as Markdown."""
+    names = [n for n in SEED_FUNCTIONS if n in ACTIVATIONS]
     header = ["x"] + [f"{n}(x)" for n in names] + [f"{n}'(x)" for n in names]
     columns = [TABLE_POINTS]
     columns += [ACTIVATIONS[n].forward(TABLE_POINTS) for n in names]
