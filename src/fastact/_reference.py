@@ -333,14 +333,15 @@ def hardsigmoid_backward(grad_output, x):
 
 def hardswish(x):
     (x,) = _f64(x)
-    with np.errstate(invalid="ignore", over="ignore"):  # both branches are computed everywhere
-        return np.where(x <= -3, np.copysign(0.0, x), np.where(x >= 3, x, x * (x + 3) / 6))
+    inside = np.clip(x, -3, 3)
+    inside = inside * (inside + 3) / 6  # clipped: no overflow where x is selected away
+    return np.where(x <= -3, np.copysign(0.0, x), np.where(x >= 3, x, inside))
 
 
 def hardswish_backward(grad_output, x):
     g, x = _f64(grad_output, x)
-    with np.errstate(over="ignore"):
-        return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, g * (2 * x + 3) / 6)))
+    inside = g * (2 * np.clip(x, -3, 3) + 3) / 6  # clipped: no inf·0 where x is selected away
+    return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, inside)))
 
 
 def sigmoid_backward_from_output(grad_output, output):
