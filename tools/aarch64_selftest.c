@@ -32,23 +32,42 @@
 #define FA_OP_NAME_(name, NAME) #name,
 static const char *const op_names[FA_N_OPS] = {FA_OPS(FA_OP_NAME_)};
 
-/* The scalar table's kernels of one tier, through the generic signature. */
-static int has_tier(int op, int tier) { return fa_kernels_scalar.kernel[op][FA_FWD][FA_KF64][tier] != NULL; }
+/* The scalar table's kernels of one tier, through the generic signature,
+ * with the op's default parameters. The activations only: an op without a
+ * backward (a derivative from the output) is left to the Python tests. */
+static const int nparams[FA_N_OPS] = FA_OP_NPARAMS_INIT;
+static const double default_params[FA_N_OPS][FA_MAX_PARAMS] = FA_OP_DEFAULT_PARAMS_INIT;
+static int is_activation(int op) { return fa_kernels_scalar.kernel[op][FA_BWD][FA_KF64][FA_ACCURATE] != NULL; }
+static int has_tier(int op, int tier) {
+    return is_activation(op) && fa_kernels_scalar.kernel[op][FA_FWD][FA_KF64][tier] != NULL;
+}
 static void fwd_tier(int tier, int op, int kdtype, const void *x, void *y, ptrdiff_t n) {
     const void *in[1] = {x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][tier](in, out, n, NULL);
+    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][tier](in, out, n, default_params[op]);
 }
 static void bwd_tier(int tier, int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
     const void *in[2] = {g, x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][tier](in, out, n, NULL);
+    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][tier](in, out, n, default_params[op]);
+}
+/* a NumPy inner loop call: the arrays, then the op's parameters as stride-0
+ * float64 operands, then the output */
+static void loop(void (*fn)(char **, const ptrdiff_t *, const ptrdiff_t *, void *), int op, int direction,
+                 int nin, char *const *arrays, const ptrdiff_t *array_steps, ptrdiff_t n) {
+    char *args[FA_MAX_INPUTS + FA_MAX_PARAMS + FA_MAX_OUTPUTS];
+    ptrdiff_t steps[FA_MAX_INPUTS + FA_MAX_PARAMS + FA_MAX_OUTPUTS];
+    int a = 0;
+    for (int i = 0; i < nin; i++) args[a] = arrays[i], steps[a++] = array_steps[i];
+    for (int j = 0; j < nparams[op]; j++) args[a] = (char *)&default_params[op][j], steps[a++] = 0;
+    args[a] = arrays[nin], steps[a] = array_steps[nin];
+    ptrdiff_t dims[1] = {n};
+    fn(args, dims, steps, (void *)fa_loop_data(op, direction, FA_ACCURATE));
 }
 static void fwd(int op, int kdtype, const void *x, void *y, ptrdiff_t n) { fwd_tier(FA_ACCURATE, op, kdtype, x, y, n); }
 static void bwd(int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
     bwd_tier(FA_ACCURATE, op, kdtype, g, x, y, n);
 }
-static void *loop_data(int op, int direction) { return (void *)fa_loop_data(op, direction, FA_ACCURATE); }
 static int failures;
 
 static double ulp64(double v) {
@@ -79,6 +98,7 @@ static void check_accuracy(void) {
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         const struct expected *e = &expected[i];
+        if (!is_activation(e->op)) continue;
         int exact = e->exact;
         double x = e->x, one = 1.0, y, d;
         fwd(e->op, FA_KF64, &x, &y, 1);
@@ -97,8 +117,8 @@ static void check_accuracy(void) {
         uint16_t h = fa_float_to_half(x32), out;
         if (fa_half_to_float(h) != x32) continue;
         char *args[2] = {(char *)&h, (char *)&out};
-        ptrdiff_t dims[1] = {1}, steps[2] = {2, 2};
-        fa_loop_f16(args, dims, steps, loop_data(e->op, FA_FWD));
+        ptrdiff_t steps[2] = {2, 2};
+        loop(fa_loop_f16, e->op, FA_FWD, 1, args, steps, 1);
         float got16 = fa_half_to_float(out), want16 = fa_half_to_float(e->fwd16);
         /* one float16 ULP: 2^-10 relative, 2^-24 in the subnormals */
         double tol16 = exact ? 0.0 : fmax(ldexp(fabs(want16), -10), 0x1p-24);
@@ -141,23 +161,24 @@ static void check_loops_and_threads(void) {
         g[i] = 1.0 + (i % 7) * 0.25;
     }
     for (int op = 0; op < FA_N_OPS; op++) {
+        if (!is_activation(op)) continue;
         fwd(op, FA_KF64, x, ref, N);
         bwd(op, FA_KF64, g, x, dref, N);
         /* contiguous, over up to 4 threads */
         fa_set_num_threads(4);
-        char *args[3] = {(char *)x, (char *)y, NULL};
-        ptrdiff_t dims[1] = {N}, steps[3] = {8, 8, 8};
-        fa_loop_f64(args, dims, steps, loop_data(op, FA_FWD));
+        char *args[2] = {(char *)x, (char *)y};
+        ptrdiff_t steps[3] = {8, 8, 8};
+        loop(fa_loop_f64, op, FA_FWD, 1, args, steps, N);
         if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL threaded fwd_f64 %s\n", op_names[op]); }
         char *bargs[3] = {(char *)g, (char *)x, (char *)d};
-        fa_loop_f64(bargs, dims, steps, loop_data(op, FA_BWD));
+        loop(fa_loop_f64, op, FA_BWD, 2, bargs, steps, N);
         if (!same_bits(d, dref, N * sizeof *d)) { failures++; printf("FAIL threaded bwd_f64 %s\n", op_names[op]); }
         fa_set_num_threads(1);
         /* strided input: every other element of a copy spread out */
         for (int i = N - 1; i >= 0; i--) x[2 * i] = x[i], x[2 * i + 1] = NAN;
-        ptrdiff_t sdims[1] = {N}, ssteps[2] = {16, 8};
+        ptrdiff_t ssteps[2] = {16, 8};
         char *sargs[2] = {(char *)x, (char *)y};
-        fa_loop_f64(sargs, sdims, ssteps, loop_data(op, FA_FWD));
+        loop(fa_loop_f64, op, FA_FWD, 1, sargs, ssteps, N);
         if (!same_bits(y, ref, N * sizeof *y)) { failures++; printf("FAIL strided fwd_f64 %s\n", op_names[op]); }
         for (int i = 0; i < N; i++) x[i] = x[2 * i];
     }

@@ -32,7 +32,7 @@ echo "== expected values from mpmath (60 digits)"
 python3 - "$work/expected.h" <<'EOF'
 """Exact values of every activation and derivative at fixed points, rounded
 to float64 / float32 / float16 for tools/aarch64_selftest.c."""
-import importlib.util, pathlib, struct, sys
+import importlib.util, math, pathlib, struct, sys
 import mpmath as mp
 
 def load(name, path):  # by path: the package itself is not built here
@@ -76,12 +76,47 @@ points = [0.0, -0.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.0**-149, -2.0**-149, 2.
           -3.0, 4.0, -4.0, 5.5, -5.5, 8.0, -8.0, 10.0, -10.0, 13.0, -13.0, 17.25, -17.25, 20.0,
           -20.0, 27.5, -27.5, 38.0, -38.0, 40.0, -40.0, 88.0, -88.0, 104.0, -104.0, 700.0, -700.0,
           745.0, -745.0, 1e5, -1e5, float("inf"), float("-inf"), float("nan")]
+from fractions import Fraction
+
+def rounded(q, single):
+    """A Fraction correctly rounded to float64, or to float32 (through a
+    round-to-odd float64, which makes the second rounding exact)."""
+    d = float(q)
+    if single and Fraction(d) != q and struct.unpack("<Q", struct.pack("<d", d))[0] % 2 == 0:
+        d = math.nextafter(d, math.inf if q > Fraction(d) else -math.inf)
+    return f32(d) if single else d
+
+def exact_values(op, x, single):
+    """(f(x), f'(x)) of an exact op at a finite x, correctly rounded, its
+    parameters rounded to the precision first (as the kernels round them); a
+    zero takes the float64 reference's sign."""
+    slope = Fraction(f32(0.01) if single else 0.01)
+    X = Fraction(x)
+    f, d = {"relu": lambda: (max(X, 0), Fraction(int(X > 0))),
+            "leaky_relu": lambda: (X if X > 0 else X * slope, 1 if X > 0 else slope),
+            "relu6": lambda: (min(max(X, 0), 6), Fraction(int(0 < X < 6))),
+            "hardtanh": lambda: (min(max(X, -1), 1), Fraction(int(-1 < X < 1))),
+            "hardsigmoid": lambda: (min(max(X + 3, 0), 6) / 6, Fraction(1, 6) if -3 < X < 3 else 0),
+            "hardswish": lambda: (X * min(max(X + 3, 0), 6) / 6,
+                                  0 if X <= -3 else 1 if X >= 3 else (2 * X + 3) / 6)}[op]()
+    f, d = rounded(Fraction(f), single), rounded(Fraction(d), single)
+    if f == 0:
+        f = math.copysign(0.0, float(getattr(reference, op)(x)))
+    return f, d
+
 rows = []
 for op_index, row in enumerate(manifest.OPS):
     op = row.name
+    if not row.has_backward:  # a derivative from the output: the Python tests check it
+        continue
     for x in points:
+        fwd32 = bwd32 = None
         if x != x:
             fwd = bwd = float("nan"); scale = 0.0
+        elif row.exact and x not in (float("inf"), float("-inf")):
+            fwd, bwd = exact_values(op, x, single=False)
+            fwd32, bwd32 = exact_values(op, x, single=True)
+            scale = abs(bwd)
         elif row.exact:
             fwd = float(getattr(reference, op)(x))
             bwd = float(getattr(reference, op + "_backward")(1.0, x)); scale = abs(bwd)
@@ -92,17 +127,19 @@ for op_index, row in enumerate(manifest.OPS):
         else:
             exact = terms(op, mp.mpf(x))
             fwd, bwd, scale = (float(v) for v in exact)  # nearest double
-        fwd32, bwd32, scale32 = f32(fwd), f32(bwd), f32(scale)
+        if fwd32 is None:
+            fwd32, bwd32 = f32(fwd), f32(bwd)
+        scale32 = f32(scale)
         rows.append(f"    {{{op_index}, {int(row.exact)}, {c_double(x)}, {c_double(fwd)}, {c_double(bwd)}, "
                     f"{c_double(scale)}, {c_float(fwd32)}, {c_float(bwd32)}, {c_float(scale32)}, "
-                    f"0x{half_bits(fwd):04x}}},")
+                    f"0x{half_bits(fwd32 if row.exact else fwd):04x}}},")
 with open(sys.argv[1], "w") as f:
     f.write("/* written by tools/check_aarch64.sh from mpmath; op, x, f(x), f'(x), scale in\n"
             " * float64, then float32, then f(x) as float16 bits */\n"
             "struct expected { int op, exact; double x, fwd, bwd, scale; float fwd32, bwd32, scale32;"
             " uint16_t fwd16; };\n"
             "static const struct expected expected[] = {\n" + "\n".join(rows) + "\n};\n")
-print(f"   {len(rows)} rows ({len(points)} points x {len(manifest.OPS)} operations)")
+print(f"   {len(rows)} rows ({len(points)} points x {len(rows) // len(points)} activations)")
 EOF
 
 # setup.py's flags (non-MSVC) with -Werror; no FA_HAVE_* macro: the scalar build

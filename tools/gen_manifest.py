@@ -52,6 +52,8 @@ def c_header(m):
     arity = ", ".join(f"[FA_{upper[op.name]}] = {{{{{len(op.inputs)}, {len(op.outputs)}}}, "
                       f"{{{backward_arity(op)[0]}, {backward_arity(op)[1]}}}}}" for op in m.OPS)
     nparams = ", ".join(f"[FA_{upper[op.name]}] = {len(op.params)}" for op in m.OPS if op.params)
+    defaults = ", ".join(f"[FA_{upper[op.name]}] = {{{', '.join(repr(float(p.default)) for p in op.params)}}}"
+                         for op in m.OPS if op.params)
     max_params = max(1, max(len(op.params) for op in m.OPS))  # an array length
     threads = ", ".join(f"[FA_{upper[op.name]}] = {{{op.ns_per_element[0]!r}, {op.ns_per_element[1]!r}}}"
                         for op in m.OPS)
@@ -91,6 +93,8 @@ def c_header(m):
         f"#define FA_OP_ARITY_INIT {{{arity}}}",
         "/* float parameters of each operation (ufunc inputs after the arrays; the kernels' params) */",
         f"#define FA_OP_NPARAMS_INIT {{{nparams}}}",
+        "/* their defaults, as the public functions have them (tests and self-tests) */",
+        f"#define FA_OP_DEFAULT_PARAMS_INIT {{{defaults}}}",
         "/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */",
         f"#define FA_OP_NS_PER_ELEMENT_INIT {{{threads}}}",
         "",
