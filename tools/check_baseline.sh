@@ -81,9 +81,9 @@ for line in symtab[1].splitlines()[2:]:
     f = line.split()
     if len(f) >= 7 and f[3] == "FILE":
         current_file = f[7] if len(f) > 7 else ""
-    elif len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND" and int(f[2]) > 0:
+    elif len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND" and int(f[2], 0) > 0:
         local = f[4] == "LOCAL"
-        funcs.append((int(f[1], 16), int(f[2]), f[7], current_file if local else None))
+        funcs.append((int(f[1], 16), int(f[2], 0), f[7], current_file if local else None))  # readelf: hex past 99999
 funcs.sort()
 starts = [fn[0] for fn in funcs]
 
