@@ -43,6 +43,11 @@ python3 -m cython -3 --directive boundscheck=False,wraparound=False,cdivision=Tr
 jobs_file=$work/jobs
 : >"$jobs_file"
 for cc in "${compilers[@]}"; do
+    if ! command -v "$cc" >/dev/null && [[ $cc == clang ]] && command -v apt-get >/dev/null; then
+        echo "== installing clang"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q clang >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q clang >/dev/null; }
+    fi
     command -v "$cc" >/dev/null || { echo "compiler not found: $cc" >&2; exit 1; }
     for config in "${configs[@]}"; do
         mkdir -p "$work/$cc-$config"
