@@ -138,6 +138,9 @@ OPS = (
     # ---- smooth functions of kernels_family.inc: the accurate tier computes
     # in float64 with compensated steps (float32 data too, rounded once at
     # the end); the fast tier evaluates the formula in the data's precision.
+    # Their ns_per_element (and the piecewise rows') are estimates from the
+    # Zen 5 benchmark, not tools/thread_threshold.py measurements; the cost
+    # model replaces them with each kernel's own timings after its first calls.
     Op("tanh",
        doc="tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for "
            "tiny x, NaN gives NaN.",
