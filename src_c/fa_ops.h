@@ -3,7 +3,7 @@
 #define FA_OPS_H
 
 /* X(name, NAME) for every operation, in the order of every table */
-#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID) X(tanh, TANH) X(softplus, SOFTPLUS) X(log_sigmoid, LOG_SIGMOID) X(mish, MISH) X(elu, ELU) X(selu, SELU) X(celu, CELU) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT)
+#define FA_OPS(X) X(relu, RELU) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID) X(tanh, TANH) X(softplus, SOFTPLUS) X(log_sigmoid, LOG_SIGMOID) X(mish, MISH) X(elu, ELU) X(selu, SELU) X(celu, CELU) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT) X(swiglu, SWIGLU) X(geglu, GEGLU) X(geglu_tanh, GEGLU_TANH) X(glu, GLU) X(bias_gelu, BIAS_GELU) X(bias_gelu_tanh, BIAS_GELU_TANH) X(bias_silu, BIAS_SILU) X(bias_relu, BIAS_RELU)
 /* the operations whose kernels kernels_lanes.inc defines */
 #define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
 /* ... kernels_family.inc (smooth, both tiers) */
@@ -11,20 +11,24 @@
 /* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */
 #define FA_PIECEWISE_OPS(X) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH)
 #define FA_FROM_OUTPUT_OPS(X) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT)
+/* ... kernels_fused.inc: X(name, NAME, activation, index of the gate input), and
+ * X(name, NAME, activation) for act(x + bias) */
+#define FA_GATED_OPS(X) X(swiglu, SWIGLU, silu, 0) X(geglu, GEGLU, gelu, 0) X(geglu_tanh, GEGLU_TANH, gelu_tanh, 0) X(glu, GLU, sigmoid, 1)
+#define FA_BIAS_OPS(X) X(bias_gelu, BIAS_GELU, gelu) X(bias_gelu_tanh, BIAS_GELU_TANH, gelu_tanh) X(bias_silu, BIAS_SILU, silu) X(bias_relu, BIAS_RELU, relu)
 /* X(name, NAME) for every precision tier, the default first */
 #define FA_TIERS(X) X(accurate, ACCURATE) X(fast, FAST)
-#define FA_MAX_INPUTS 2
-#define FA_MAX_OUTPUTS 1
+#define FA_MAX_INPUTS 3
+#define FA_MAX_OUTPUTS 2
 #define FA_MAX_PARAMS 2
 
 /* {inputs, outputs} of each operation's forward and backward */
-#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}, [FA_TANH] = {{1, 1}, {2, 1}}, [FA_SOFTPLUS] = {{1, 1}, {2, 1}}, [FA_LOG_SIGMOID] = {{1, 1}, {2, 1}}, [FA_MISH] = {{1, 1}, {2, 1}}, [FA_ELU] = {{1, 1}, {2, 1}}, [FA_SELU] = {{1, 1}, {2, 1}}, [FA_CELU] = {{1, 1}, {2, 1}}, [FA_LEAKY_RELU] = {{1, 1}, {2, 1}}, [FA_RELU6] = {{1, 1}, {2, 1}}, [FA_HARDTANH] = {{1, 1}, {2, 1}}, [FA_HARDSIGMOID] = {{1, 1}, {2, 1}}, [FA_HARDSWISH] = {{1, 1}, {2, 1}}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}}
+#define FA_OP_ARITY_INIT {[FA_RELU] = {{1, 1}, {2, 1}}, [FA_GELU] = {{1, 1}, {2, 1}}, [FA_GELU_TANH] = {{1, 1}, {2, 1}}, [FA_SILU] = {{1, 1}, {2, 1}}, [FA_SIGMOID] = {{1, 1}, {2, 1}}, [FA_TANH] = {{1, 1}, {2, 1}}, [FA_SOFTPLUS] = {{1, 1}, {2, 1}}, [FA_LOG_SIGMOID] = {{1, 1}, {2, 1}}, [FA_MISH] = {{1, 1}, {2, 1}}, [FA_ELU] = {{1, 1}, {2, 1}}, [FA_SELU] = {{1, 1}, {2, 1}}, [FA_CELU] = {{1, 1}, {2, 1}}, [FA_LEAKY_RELU] = {{1, 1}, {2, 1}}, [FA_RELU6] = {{1, 1}, {2, 1}}, [FA_HARDTANH] = {{1, 1}, {2, 1}}, [FA_HARDSIGMOID] = {{1, 1}, {2, 1}}, [FA_HARDSWISH] = {{1, 1}, {2, 1}}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {{2, 1}, {0, 0}}, [FA_SWIGLU] = {{2, 1}, {3, 2}}, [FA_GEGLU] = {{2, 1}, {3, 2}}, [FA_GEGLU_TANH] = {{2, 1}, {3, 2}}, [FA_GLU] = {{2, 1}, {3, 2}}, [FA_BIAS_GELU] = {{2, 1}, {3, 1}}, [FA_BIAS_GELU_TANH] = {{2, 1}, {3, 1}}, [FA_BIAS_SILU] = {{2, 1}, {3, 1}}, [FA_BIAS_RELU] = {{2, 1}, {3, 1}}}
 /* float parameters of each operation (ufunc inputs after the arrays; the kernels' params) */
 #define FA_OP_NPARAMS_INIT {[FA_SOFTPLUS] = 2, [FA_ELU] = 1, [FA_CELU] = 1, [FA_LEAKY_RELU] = 1, [FA_HARDTANH] = 2}
 /* their defaults, as the public functions have them (tests and self-tests) */
 #define FA_OP_DEFAULT_PARAMS_INIT {[FA_SOFTPLUS] = {1.0, 20.0}, [FA_ELU] = {1.0}, [FA_CELU] = {1.0}, [FA_LEAKY_RELU] = {0.01}, [FA_HARDTANH] = {-1.0, 1.0}}
 /* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */
-#define FA_OP_NS_PER_ELEMENT_INIT {[FA_RELU] = {0.24, 0.42}, [FA_GELU] = {3.0, 16.0}, [FA_GELU_TANH] = {2.3, 5.7}, [FA_SILU] = {1.6, 3.8}, [FA_SIGMOID] = {1.6, 3.8}, [FA_TANH] = {2.0, 5.0}, [FA_SOFTPLUS] = {4.0, 8.0}, [FA_LOG_SIGMOID] = {4.0, 8.0}, [FA_MISH] = {4.0, 8.0}, [FA_ELU] = {2.0, 5.0}, [FA_SELU] = {2.0, 5.0}, [FA_CELU] = {2.0, 5.0}, [FA_LEAKY_RELU] = {0.3, 0.5}, [FA_RELU6] = {0.3, 0.5}, [FA_HARDTANH] = {0.3, 0.5}, [FA_HARDSIGMOID] = {0.3, 0.5}, [FA_HARDSWISH] = {0.3, 0.5}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}}
+#define FA_OP_NS_PER_ELEMENT_INIT {[FA_RELU] = {0.24, 0.42}, [FA_GELU] = {3.0, 16.0}, [FA_GELU_TANH] = {2.3, 5.7}, [FA_SILU] = {1.6, 3.8}, [FA_SIGMOID] = {1.6, 3.8}, [FA_TANH] = {2.0, 5.0}, [FA_SOFTPLUS] = {4.0, 8.0}, [FA_LOG_SIGMOID] = {4.0, 8.0}, [FA_MISH] = {4.0, 8.0}, [FA_ELU] = {2.0, 5.0}, [FA_SELU] = {2.0, 5.0}, [FA_CELU] = {2.0, 5.0}, [FA_LEAKY_RELU] = {0.3, 0.5}, [FA_RELU6] = {0.3, 0.5}, [FA_HARDTANH] = {0.3, 0.5}, [FA_HARDSIGMOID] = {0.3, 0.5}, [FA_HARDSWISH] = {0.3, 0.5}, [FA_SIGMOID_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}, [FA_TANH_BACKWARD_FROM_OUTPUT] = {0.4, 0.6}, [FA_SWIGLU] = {1.8, 4.2}, [FA_GEGLU] = {3.2, 16.5}, [FA_GEGLU_TANH] = {2.5, 6.0}, [FA_GLU] = {1.8, 4.0}, [FA_BIAS_GELU] = {3.1, 16.2}, [FA_BIAS_GELU_TANH] = {2.4, 5.8}, [FA_BIAS_SILU] = {1.7, 3.9}, [FA_BIAS_RELU] = {0.3, 0.5}}
 
 /* the entries of an ISA's fa_kernels table; K(base) names the kernel */
 #define FA_KERNEL_TABLE(K) \
@@ -143,7 +147,67 @@
     [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f32), \
     [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f64), \
     [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f32), \
-    [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f64)
+    [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f64), \
+    [FA_SWIGLU][FA_FWD][FA_KF32][FA_ACCURATE] = K(swiglu_fwd_f32), \
+    [FA_SWIGLU][FA_FWD][FA_KF32][FA_FAST] = K(swiglu_fwd_f32_fast), \
+    [FA_SWIGLU][FA_FWD][FA_KF64][FA_ACCURATE] = K(swiglu_fwd_f64), \
+    [FA_SWIGLU][FA_FWD][FA_KF64][FA_FAST] = K(swiglu_fwd_f64_fast), \
+    [FA_SWIGLU][FA_BWD][FA_KF32][FA_ACCURATE] = K(swiglu_bwd_f32), \
+    [FA_SWIGLU][FA_BWD][FA_KF32][FA_FAST] = K(swiglu_bwd_f32_fast), \
+    [FA_SWIGLU][FA_BWD][FA_KF64][FA_ACCURATE] = K(swiglu_bwd_f64), \
+    [FA_SWIGLU][FA_BWD][FA_KF64][FA_FAST] = K(swiglu_bwd_f64_fast), \
+    [FA_GEGLU][FA_FWD][FA_KF32][FA_ACCURATE] = K(geglu_fwd_f32), \
+    [FA_GEGLU][FA_FWD][FA_KF32][FA_FAST] = K(geglu_fwd_f32_fast), \
+    [FA_GEGLU][FA_FWD][FA_KF64][FA_ACCURATE] = K(geglu_fwd_f64), \
+    [FA_GEGLU][FA_FWD][FA_KF64][FA_FAST] = K(geglu_fwd_f64_fast), \
+    [FA_GEGLU][FA_BWD][FA_KF32][FA_ACCURATE] = K(geglu_bwd_f32), \
+    [FA_GEGLU][FA_BWD][FA_KF32][FA_FAST] = K(geglu_bwd_f32_fast), \
+    [FA_GEGLU][FA_BWD][FA_KF64][FA_ACCURATE] = K(geglu_bwd_f64), \
+    [FA_GEGLU][FA_BWD][FA_KF64][FA_FAST] = K(geglu_bwd_f64_fast), \
+    [FA_GEGLU_TANH][FA_FWD][FA_KF32][FA_ACCURATE] = K(geglu_tanh_fwd_f32), \
+    [FA_GEGLU_TANH][FA_FWD][FA_KF32][FA_FAST] = K(geglu_tanh_fwd_f32_fast), \
+    [FA_GEGLU_TANH][FA_FWD][FA_KF64][FA_ACCURATE] = K(geglu_tanh_fwd_f64), \
+    [FA_GEGLU_TANH][FA_FWD][FA_KF64][FA_FAST] = K(geglu_tanh_fwd_f64_fast), \
+    [FA_GEGLU_TANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(geglu_tanh_bwd_f32), \
+    [FA_GEGLU_TANH][FA_BWD][FA_KF32][FA_FAST] = K(geglu_tanh_bwd_f32_fast), \
+    [FA_GEGLU_TANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(geglu_tanh_bwd_f64), \
+    [FA_GEGLU_TANH][FA_BWD][FA_KF64][FA_FAST] = K(geglu_tanh_bwd_f64_fast), \
+    [FA_GLU][FA_FWD][FA_KF32][FA_ACCURATE] = K(glu_fwd_f32), \
+    [FA_GLU][FA_FWD][FA_KF32][FA_FAST] = K(glu_fwd_f32_fast), \
+    [FA_GLU][FA_FWD][FA_KF64][FA_ACCURATE] = K(glu_fwd_f64), \
+    [FA_GLU][FA_FWD][FA_KF64][FA_FAST] = K(glu_fwd_f64_fast), \
+    [FA_GLU][FA_BWD][FA_KF32][FA_ACCURATE] = K(glu_bwd_f32), \
+    [FA_GLU][FA_BWD][FA_KF32][FA_FAST] = K(glu_bwd_f32_fast), \
+    [FA_GLU][FA_BWD][FA_KF64][FA_ACCURATE] = K(glu_bwd_f64), \
+    [FA_GLU][FA_BWD][FA_KF64][FA_FAST] = K(glu_bwd_f64_fast), \
+    [FA_BIAS_GELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(bias_gelu_fwd_f32), \
+    [FA_BIAS_GELU][FA_FWD][FA_KF32][FA_FAST] = K(bias_gelu_fwd_f32_fast), \
+    [FA_BIAS_GELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(bias_gelu_fwd_f64), \
+    [FA_BIAS_GELU][FA_FWD][FA_KF64][FA_FAST] = K(bias_gelu_fwd_f64_fast), \
+    [FA_BIAS_GELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(bias_gelu_bwd_f32), \
+    [FA_BIAS_GELU][FA_BWD][FA_KF32][FA_FAST] = K(bias_gelu_bwd_f32_fast), \
+    [FA_BIAS_GELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(bias_gelu_bwd_f64), \
+    [FA_BIAS_GELU][FA_BWD][FA_KF64][FA_FAST] = K(bias_gelu_bwd_f64_fast), \
+    [FA_BIAS_GELU_TANH][FA_FWD][FA_KF32][FA_ACCURATE] = K(bias_gelu_tanh_fwd_f32), \
+    [FA_BIAS_GELU_TANH][FA_FWD][FA_KF32][FA_FAST] = K(bias_gelu_tanh_fwd_f32_fast), \
+    [FA_BIAS_GELU_TANH][FA_FWD][FA_KF64][FA_ACCURATE] = K(bias_gelu_tanh_fwd_f64), \
+    [FA_BIAS_GELU_TANH][FA_FWD][FA_KF64][FA_FAST] = K(bias_gelu_tanh_fwd_f64_fast), \
+    [FA_BIAS_GELU_TANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(bias_gelu_tanh_bwd_f32), \
+    [FA_BIAS_GELU_TANH][FA_BWD][FA_KF32][FA_FAST] = K(bias_gelu_tanh_bwd_f32_fast), \
+    [FA_BIAS_GELU_TANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(bias_gelu_tanh_bwd_f64), \
+    [FA_BIAS_GELU_TANH][FA_BWD][FA_KF64][FA_FAST] = K(bias_gelu_tanh_bwd_f64_fast), \
+    [FA_BIAS_SILU][FA_FWD][FA_KF32][FA_ACCURATE] = K(bias_silu_fwd_f32), \
+    [FA_BIAS_SILU][FA_FWD][FA_KF32][FA_FAST] = K(bias_silu_fwd_f32_fast), \
+    [FA_BIAS_SILU][FA_FWD][FA_KF64][FA_ACCURATE] = K(bias_silu_fwd_f64), \
+    [FA_BIAS_SILU][FA_FWD][FA_KF64][FA_FAST] = K(bias_silu_fwd_f64_fast), \
+    [FA_BIAS_SILU][FA_BWD][FA_KF32][FA_ACCURATE] = K(bias_silu_bwd_f32), \
+    [FA_BIAS_SILU][FA_BWD][FA_KF32][FA_FAST] = K(bias_silu_bwd_f32_fast), \
+    [FA_BIAS_SILU][FA_BWD][FA_KF64][FA_ACCURATE] = K(bias_silu_bwd_f64), \
+    [FA_BIAS_SILU][FA_BWD][FA_KF64][FA_FAST] = K(bias_silu_bwd_f64_fast), \
+    [FA_BIAS_RELU][FA_FWD][FA_KF32][FA_ACCURATE] = K(bias_relu_fwd_f32), \
+    [FA_BIAS_RELU][FA_FWD][FA_KF64][FA_ACCURATE] = K(bias_relu_fwd_f64), \
+    [FA_BIAS_RELU][FA_BWD][FA_KF32][FA_ACCURATE] = K(bias_relu_bwd_f32), \
+    [FA_BIAS_RELU][FA_BWD][FA_KF64][FA_ACCURATE] = K(bias_relu_bwd_f64)
 
 /* parameter structs, passed to the kernels as `params` */
 typedef struct { double beta; double threshold; } fa_params_softplus;

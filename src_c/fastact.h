@@ -29,8 +29,23 @@ typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED
  * parameter struct (NULL for ops without parameters). */
 typedef void (*fa_kernel)(const void *const *in, void *const *out, ptrdiff_t n, const void *params);
 
+/* The passes of softmax and log_softmax over one contiguous stretch of a row
+ * (kernels_rows.inc; rows.c strings them together), for one kernel dtype.
+ * Sums come back as s + c, added in a fixed order. */
+typedef struct {
+    double (*max)(const void *x, ptrdiff_t n);  /* NaN ignored; -inf if none */
+    /* e_i = exp(x_i - m) (stored unless e is NULL; e may be x), their sum */
+    void (*exp_sum)(const void *x, void *e, ptrdiff_t n, double m, double sum[2]);
+    void (*dot)(const void *a, const void *b, ptrdiff_t n, double sum[2]); /* b NULL: sum of a */
+    void (*scale)(const void *e, void *y, ptrdiff_t n, double s);           /* y_i = e_i / s */
+    void (*log_shift)(const void *x, void *y, ptrdiff_t n, double m, double log_sum); /* (x_i - m) - log_sum */
+    void (*softmax_bwd)(const void *g, const void *y, void *out, ptrdiff_t n, double dot); /* y_i (g_i - dot) */
+    void (*log_softmax_bwd)(const void *g, const void *y, void *out, ptrdiff_t n, double sum_g); /* g_i - e^y_i sum_g */
+} fa_row_kernels;
+
 typedef struct {
     fa_kernel kernel[FA_N_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][FA_N_TIERS];
+    fa_row_kernels rows[FA_N_KDTYPES];
 } fa_kernels;
 
 extern const fa_kernels fa_kernels_scalar;

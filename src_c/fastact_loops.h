@@ -22,4 +22,17 @@ void fa_set_thread_threshold(int op, int f64, ptrdiff_t n);
  * yet measured; and the manifest's estimate. dtype: 0 float16, 1 float32, 2 float64. */
 double fa_cost_ns(int op, int direction, int dtype, int gathered);
 double fa_cost_estimate_ns(int op, int f64);
+
+/* Round to nearest for the kernels whatever mode the caller set, keeping its
+ * other floating-point state; returns what fa_restore_rounding puts back. */
+long fa_round_to_nearest(void);
+void fa_restore_rounding(long saved);
+
+/* rows.c: the generalized-ufunc loops (signature (n)->(n), and (n),(n)->(n)
+ * backward) of softmax and log_softmax; `data` is fa_row_loop_data(op, direction) */
+enum { FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX, FA_N_ROW_OPS };
+void fa_row_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
+void fa_row_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
+void fa_row_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
+const void *fa_row_loop_data(int op, int direction); /* NULL when out of range */
 #endif

@@ -235,24 +235,22 @@ static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
 #if defined(__SSE2__) || defined(_M_X64)
 #define FA_MXCSR_ROUNDING 0x6000u
 #define FA_MXCSR_FLAGS 0x3fu
-typedef unsigned fa_rounding;
-static fa_rounding round_to_nearest(void) {
+long fa_round_to_nearest(void) {
     unsigned csr = _mm_getcsr();
     if (csr & FA_MXCSR_ROUNDING) _mm_setcsr(csr & ~FA_MXCSR_ROUNDING);
-    return csr;
+    return (long)csr;
 }
-static void restore_rounding(fa_rounding saved) {
-    if (saved & FA_MXCSR_ROUNDING) _mm_setcsr(saved | (_mm_getcsr() & FA_MXCSR_FLAGS));
+void fa_restore_rounding(long saved) {
+    if (saved & FA_MXCSR_ROUNDING) _mm_setcsr((unsigned)saved | (_mm_getcsr() & FA_MXCSR_FLAGS));
 }
 #else
-typedef int fa_rounding;
-static fa_rounding round_to_nearest(void) {
+long fa_round_to_nearest(void) {
     int mode = fegetround();
     if (mode != FE_TONEAREST) fesetround(FE_TONEAREST);
     return mode;
 }
-static void restore_rounding(fa_rounding saved) {
-    if (saved != FE_TONEAREST) fesetround(saved);
+void fa_restore_rounding(long saved) {
+    if (saved != FE_TONEAREST) fesetround((int)saved);
 }
 #endif
 
@@ -294,7 +292,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         job.steps[a] = steps[operand];
     }
     ptrdiff_t n = dims[0];
-    fa_rounding saved = round_to_nearest();
+    long saved = fa_round_to_nearest();
     for (ptrdiff_t start = 0, count; start < n; start += count) {
         for (int j = 0; j < spec->nparams; j++) memcpy(&params[j], param[j] + start * param_step[j], sizeof(double));
         count = 1;
@@ -311,7 +309,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
         run_job(&part, spec, dtype_index, count);
     }
-    restore_rounding(saved);
+    fa_restore_rounding(saved);
 }
 
 void fa_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {

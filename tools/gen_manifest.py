@@ -83,6 +83,12 @@ def c_header(m):
         "/* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */",
         f"#define FA_PIECEWISE_OPS(X) {ops_of('piecewise')}",
         f"#define FA_FROM_OUTPUT_OPS(X) {ops_of('from_output')}",
+        "/* ... kernels_fused.inc: X(name, NAME, activation, index of the gate input), and",
+        " * X(name, NAME, activation) for act(x + bias) */",
+        "#define FA_GATED_OPS(X) " + " ".join(f"X({op.name}, {upper[op.name]}, {op.activation}, {op.gate_input})"
+                                             for op in m.OPS if op.algorithm == "gated"),
+        "#define FA_BIAS_OPS(X) " + " ".join(f"X({op.name}, {upper[op.name]}, {op.activation})"
+                                           for op in m.OPS if op.algorithm == "bias"),
         "/* X(name, NAME) for every precision tier, the default first */",
         f"#define FA_TIERS(X) {tiers}",
         f"#define FA_MAX_INPUTS {max_in}",

@@ -49,11 +49,40 @@ cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, i
                                        name_bytes, doc_bytes, 0)
 
 
+cdef PyUFuncGenericFunction row_loops[3]
+row_loops[0] = <PyUFuncGenericFunction>fa_row_loop_f16
+row_loops[1] = <PyUFuncGenericFunction>fa_row_loop_f32
+row_loops[2] = <PyUFuncGenericFunction>fa_row_loop_f64
+
+
+cdef object _make_row_gufunc(int op, int direction, str name, str doc):
+    """A generalized ufunc over rows: (n)->(n) forward, (n),(n)->(n) backward,
+    with a loop per dtype (float16, float32, float64)."""
+    cdef int nin = 1 if direction == 0 else 2, nargs = nin + 1
+    cdef PyUFuncGenericFunction *funcs = <PyUFuncGenericFunction *>PyMem_Malloc(3 * sizeof(PyUFuncGenericFunction))
+    cdef void **data = <void **>PyMem_Malloc(3 * sizeof(void *))
+    cdef char *types = <char *>PyMem_Malloc(3 * nargs)
+    if not funcs or not data or not types:
+        raise MemoryError()
+    for d in range(3):
+        funcs[d] = row_loops[d]
+        data[d] = <void *>fa_row_loop_data(op, direction)
+        for a in range(nargs):
+            types[d * nargs + a] = dtype_codes[d]
+    signature = "(n)->(n)" if direction == 0 else "(n),(n)->(n)"
+    name_bytes, doc_bytes, signature_bytes = name.encode(), doc.encode(), signature.encode()
+    _keep.extend((name_bytes, doc_bytes, signature_bytes))
+    return cnp.PyUFunc_FromFuncAndDataAndSignature(funcs, data, types, 3, nin, 1, cnp.PyUFunc_None, name_bytes,
+                                                   doc_bytes, 0, signature_bytes)
+
+
 # The ufunc objects and the public functions, generated from the manifest.
 # The public functions are compiled: a 100-element call costs little more
 # than the ufunc itself. A TypeError/ValueError from NumPy is re-raised naming
 # the function; the ufunc's out= is passed only when given.
 include "_ops.pxi"
+# softmax, log_softmax (generalized ufuncs over rows) and glu (over two halves)
+include "_rows.pxi"
 
 
 def isa_names():

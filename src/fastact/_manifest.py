@@ -60,6 +60,7 @@ class Op:
     backward_doc: str
     # "lanes": kernels_lanes.inc; "relu": kernels.inc; "family": kernels_family.inc;
     # "piecewise" and "from_output": kernels_piecewise.inc
+    # "gated" and "bias": kernels_fused.inc
     algorithm: str
     cost: str                         # "memory" or "compute": how the work scales across threads
     ns_per_element: Tuple[float, float]  # estimated cost (f32, f64), one AVX2 core; see below
@@ -75,6 +76,12 @@ class Op:
     aliases: Tuple[str, ...] = ()     # other public names of the same function (torch's spelling)
     has_backward: bool = True         # False: a derivative itself (sigmoid_backward_from_output)
     exact: bool = False               # bit-exact (piecewise linear)
+    # "elementwise": one array in (and grad_output, x back); "gated": act(gate)·up
+    # (kernels_fused.inc); "bias": act(x + bias) (kernels_fused.inc)
+    kind: str = "elementwise"
+    activation: str = ""              # gated and bias ops: the op whose lane functions they fuse
+    gate_input: int = 0               # gated ops: which input is the gate (glu's is its second)
+    generated_function: bool = True   # False: the public function is written by hand (glu)
     forward_ulp: float = 2.0          # bound, in ULPs of the result
     backward_ulp: float = 4.0         # bound, in ULPs of the derivative's largest term
     torch: Tuple[str, str] = ("", "")  # the same operation in PyTorch, as expressions in x, g
@@ -263,6 +270,69 @@ OPS = (
        inputs=("grad_output", "output"), has_backward=False, tiers=("accurate",),
        forward_ulp=1.5, limits=(0.0, 0.0, 0.0, 0.0, 0.0),
        torch=("aten.tanh_backward(g, y)", "")),
+    # ---- fused kernels of kernels_fused.inc: a gated unit's activation and
+    # product, or a bias's sum and the activation, in one pass over memory;
+    # forward and backward in the fused activation's tiers
+    Op("swiglu",
+       doc="silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. "
+           "The product of the rounded SiLU and up.",
+       backward_doc="(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).",
+       algorithm="gated", kind="gated", activation="silu", cost="compute", ns_per_element=(1.8, 4.2),
+       inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
+       backward_outputs=("grad_gate", "grad_up"), forward_ulp=2.0, backward_ulp=4.0,
+       torch=("F.silu(gate) * up", "")),
+    Op("geglu",
+       doc="gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together.",
+       backward_doc="(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).",
+       algorithm="gated", kind="gated", activation="gelu", cost="compute", ns_per_element=(3.2, 16.5),
+       inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
+       backward_outputs=("grad_gate", "grad_up"), form=Form("geglu", "approximate", "none", is_default=True),
+       torch=("F.gelu(gate) * up", "")),
+    Op("geglu_tanh",
+       doc="gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU.",
+       backward_doc="(grad_gate, grad_up) with the tanh form's derivative.",
+       algorithm="gated", kind="gated", activation="gelu_tanh", cost="compute", ns_per_element=(2.5, 6.0),
+       inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
+       backward_outputs=("grad_gate", "grad_up"), form=Form("geglu", "approximate", "tanh"),
+       torch=("F.gelu(gate, approximate='tanh') * up", "")),
+    Op("glu",
+       doc="a·σ(b): the gated linear unit of the two halves a, b of glu's input "
+           "(fastact.glu splits along an axis; this ufunc takes the halves).",
+       backward_doc="(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).",
+       algorithm="gated", kind="gated", activation="sigmoid", gate_input=1, generated_function=False,
+       cost="compute", ns_per_element=(1.8, 4.0),
+       inputs=("a", "b"), backward_inputs=("grad_output", "a", "b"), backward_outputs=("grad_a", "grad_b"),
+       torch=("F.glu(x)", "")),
+    Op("bias_gelu",
+       doc="gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused "
+           "x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias "
+           "along the last axis).",
+       backward_doc="grad_output·gelu'(x + bias): the gradient with respect to x (and, summed "
+                    "over the broadcast axes, to bias).",
+       algorithm="bias", kind="bias", activation="gelu", cost="compute", ns_per_element=(3.1, 16.2),
+       inputs=("x", "bias"), backward_inputs=("grad_output", "x", "bias"),
+       form=Form("bias_gelu", "approximate", "none", is_default=True),
+       torch=("F.gelu(x + bias)", "")),
+    Op("bias_gelu_tanh",
+       doc="gelu(x + bias, approximate='tanh'), of the rounded sum.",
+       backward_doc="grad_output times the tanh form's derivative at x + bias.",
+       algorithm="bias", kind="bias", activation="gelu_tanh", cost="compute", ns_per_element=(2.4, 5.8),
+       inputs=("x", "bias"), backward_inputs=("grad_output", "x", "bias"),
+       form=Form("bias_gelu", "approximate", "tanh"),
+       torch=("F.gelu(x + bias, approximate='tanh')", "")),
+    Op("bias_silu",
+       doc="silu(x + bias), of the rounded sum.",
+       backward_doc="grad_output·silu'(x + bias).",
+       algorithm="bias", kind="bias", activation="silu", cost="compute", ns_per_element=(1.7, 3.9),
+       inputs=("x", "bias"), backward_inputs=("grad_output", "x", "bias"),
+       torch=("F.silu(x + bias)", "")),
+    Op("bias_relu",
+       doc="relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.",
+       backward_doc="grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.",
+       algorithm="bias", kind="bias", activation="relu", cost="memory", ns_per_element=(0.3, 0.5),
+       inputs=("x", "bias"), backward_inputs=("grad_output", "x", "bias"),
+       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       torch=("F.relu(x + bias)", "")),
 )
 
 OPS_BY_NAME = {op.name: op for op in OPS}
@@ -272,7 +342,8 @@ def public_functions():
     """{public name: [ops]}: each public function and the ops behind it (its forms)."""
     functions = {}
     for op in OPS:
-        functions.setdefault(op.public, []).append(op)
+        if op.generated_function:
+            functions.setdefault(op.public, []).append(op)
     return functions
 
 

@@ -66,8 +66,38 @@ cdef object _u_hardswish = _make_ufunc(16, 0, 0, 1, 0, 1, (0, 1, 2), 'hardswish'
 cdef object _u_hardswish_backward = _make_ufunc(16, 1, 0, 2, 0, 1, (0, 1, 2), 'hardswish_backward', "hardswish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.")
 cdef object _u_sigmoid_backward_from_output = _make_ufunc(17, 0, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_from_output', 'sigmoid_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
 cdef object _u_tanh_backward_from_output = _make_ufunc(18, 0, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_from_output', 'tanh_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+cdef object _u_swiglu = _make_ufunc(19, 0, 0, 2, 0, 1, (0, 1, 2), 'swiglu', 'swiglu(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_swiglu_backward = _make_ufunc(19, 1, 0, 3, 0, 2, (0, 1, 2), 'swiglu_backward', "swiglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_swiglu_fast = _make_ufunc(19, 0, 1, 2, 0, 1, (0, 1, 2), 'swiglu_fast', 'swiglu_fast(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up.\n\nFast tier: within 4 ULP.')
+cdef object _u_swiglu_backward_fast = _make_ufunc(19, 1, 1, 3, 0, 2, (0, 1, 2), 'swiglu_backward_fast', "swiglu_backward_fast(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_geglu = _make_ufunc(20, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu', 'geglu(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_geglu_backward = _make_ufunc(20, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_backward', "geglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_geglu_fast = _make_ufunc(20, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu_fast', 'geglu_fast(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together.\n\nFast tier: within 4 ULP.')
+cdef object _u_geglu_backward_fast = _make_ufunc(20, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_backward_fast', "geglu_backward_fast(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_geglu_tanh = _make_ufunc(21, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_tanh', "geglu_tanh(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_geglu_tanh_backward = _make_ufunc(21, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward', "geglu_tanh_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_geglu_tanh_fast = _make_ufunc(21, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu_tanh_fast', "geglu_tanh_fast(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU.\n\nFast tier: within 4 ULP.")
+cdef object _u_geglu_tanh_backward_fast = _make_ufunc(21, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward_fast', "geglu_tanh_backward_fast(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_glu = _make_ufunc(22, 0, 0, 2, 0, 1, (0, 1, 2), 'glu', "glu(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves).\n\nAccurate tier: within 2 ULP.")
+cdef object _u_glu_backward = _make_ufunc(22, 1, 0, 3, 0, 2, (0, 1, 2), 'glu_backward', "glu_backward(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_glu_fast = _make_ufunc(22, 0, 1, 2, 0, 1, (0, 1, 2), 'glu_fast', "glu_fast(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves).\n\nFast tier: within 4 ULP.")
+cdef object _u_glu_backward_fast = _make_ufunc(22, 1, 1, 3, 0, 2, (0, 1, 2), 'glu_backward_fast', "glu_backward_fast(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu = _make_ufunc(23, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu', "bias_gelu(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nAccurate tier: within 2 ULP.")
+cdef object _u_bias_gelu_backward = _make_ufunc(23, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward', "bias_gelu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu_fast = _make_ufunc(23, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu_fast', "bias_gelu_fast(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nFast tier: within 4 ULP.")
+cdef object _u_bias_gelu_backward_fast = _make_ufunc(23, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward_fast', "bias_gelu_backward_fast(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu_tanh = _make_ufunc(24, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh', "bias_gelu_tanh(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_bias_gelu_tanh_backward = _make_ufunc(24, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward', "bias_gelu_tanh_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu_tanh_fast = _make_ufunc(24, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh_fast', "bias_gelu_tanh_fast(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nFast tier: within 4 ULP.")
+cdef object _u_bias_gelu_tanh_backward_fast = _make_ufunc(24, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward_fast', "bias_gelu_tanh_backward_fast(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_bias_silu = _make_ufunc(25, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_silu', 'bias_silu(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_bias_silu_backward = _make_ufunc(25, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_silu_backward', "bias_silu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_silu_fast = _make_ufunc(25, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_silu_fast', 'bias_silu_fast(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nFast tier: within 4 ULP.')
+cdef object _u_bias_silu_backward_fast = _make_ufunc(25, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_silu_backward_fast', "bias_silu_backward_fast(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef object _u_bias_relu = _make_ufunc(26, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_relu', 'bias_relu(x, bias, /, out=None, *, where=True, ...)\n\nrelu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.')
+cdef object _u_bias_relu_backward = _make_ufunc(26, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_relu_backward', 'bias_relu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.')
 
-UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_fast': _u_gelu_fast, 'gelu_backward_fast': _u_gelu_backward_fast, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'gelu_tanh_fast': _u_gelu_tanh_fast, 'gelu_tanh_backward_fast': _u_gelu_tanh_backward_fast, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'silu_fast': _u_silu_fast, 'silu_backward_fast': _u_silu_backward_fast, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'sigmoid_fast': _u_sigmoid_fast, 'sigmoid_backward_fast': _u_sigmoid_backward_fast, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'tanh_fast': _u_tanh_fast, 'tanh_backward_fast': _u_tanh_backward_fast, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'softplus_fast': _u_softplus_fast, 'softplus_backward_fast': _u_softplus_backward_fast, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'log_sigmoid_fast': _u_log_sigmoid_fast, 'log_sigmoid_backward_fast': _u_log_sigmoid_backward_fast, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'mish_fast': _u_mish_fast, 'mish_backward_fast': _u_mish_backward_fast, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'elu_fast': _u_elu_fast, 'elu_backward_fast': _u_elu_backward_fast, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'selu_fast': _u_selu_fast, 'selu_backward_fast': _u_selu_backward_fast, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'celu_fast': _u_celu_fast, 'celu_backward_fast': _u_celu_backward_fast, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output}
+UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_fast': _u_gelu_fast, 'gelu_backward_fast': _u_gelu_backward_fast, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'gelu_tanh_fast': _u_gelu_tanh_fast, 'gelu_tanh_backward_fast': _u_gelu_tanh_backward_fast, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'silu_fast': _u_silu_fast, 'silu_backward_fast': _u_silu_backward_fast, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'sigmoid_fast': _u_sigmoid_fast, 'sigmoid_backward_fast': _u_sigmoid_backward_fast, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'tanh_fast': _u_tanh_fast, 'tanh_backward_fast': _u_tanh_backward_fast, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'softplus_fast': _u_softplus_fast, 'softplus_backward_fast': _u_softplus_backward_fast, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'log_sigmoid_fast': _u_log_sigmoid_fast, 'log_sigmoid_backward_fast': _u_log_sigmoid_backward_fast, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'mish_fast': _u_mish_fast, 'mish_backward_fast': _u_mish_backward_fast, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'elu_fast': _u_elu_fast, 'elu_backward_fast': _u_elu_backward_fast, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'selu_fast': _u_selu_fast, 'selu_backward_fast': _u_selu_backward_fast, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'celu_fast': _u_celu_fast, 'celu_backward_fast': _u_celu_backward_fast, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output, 'swiglu': _u_swiglu, 'swiglu_backward': _u_swiglu_backward, 'swiglu_fast': _u_swiglu_fast, 'swiglu_backward_fast': _u_swiglu_backward_fast, 'geglu': _u_geglu, 'geglu_backward': _u_geglu_backward, 'geglu_fast': _u_geglu_fast, 'geglu_backward_fast': _u_geglu_backward_fast, 'geglu_tanh': _u_geglu_tanh, 'geglu_tanh_backward': _u_geglu_tanh_backward, 'geglu_tanh_fast': _u_geglu_tanh_fast, 'geglu_tanh_backward_fast': _u_geglu_tanh_backward_fast, 'glu': _u_glu, 'glu_backward': _u_glu_backward, 'glu_fast': _u_glu_fast, 'glu_backward_fast': _u_glu_backward_fast, 'bias_gelu': _u_bias_gelu, 'bias_gelu_backward': _u_bias_gelu_backward, 'bias_gelu_fast': _u_bias_gelu_fast, 'bias_gelu_backward_fast': _u_bias_gelu_backward_fast, 'bias_gelu_tanh': _u_bias_gelu_tanh, 'bias_gelu_tanh_backward': _u_bias_gelu_tanh_backward, 'bias_gelu_tanh_fast': _u_bias_gelu_tanh_fast, 'bias_gelu_tanh_backward_fast': _u_bias_gelu_tanh_backward_fast, 'bias_silu': _u_bias_silu, 'bias_silu_backward': _u_bias_silu_backward, 'bias_silu_fast': _u_bias_silu_fast, 'bias_silu_backward_fast': _u_bias_silu_backward_fast, 'bias_relu': _u_bias_relu, 'bias_relu_backward': _u_bias_relu_backward}
 
 
 def relu(x, *, precision='accurate', out=None, **kwargs):
@@ -532,5 +562,149 @@ def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=
         raise _named('tanh_backward_from_output', exc, (grad_output, output,)) from exc
 
 
-PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'sigmoid', 'sigmoid_backward', 'tanh', 'tanh_backward', 'softplus', 'softplus_backward', 'log_sigmoid', 'logsigmoid', 'log_sigmoid_backward', 'logsigmoid_backward', 'mish', 'mish_backward', 'elu', 'elu_backward', 'selu', 'selu_backward', 'celu', 'celu_backward', 'leaky_relu', 'leaky_relu_backward', 'relu6', 'relu6_backward', 'hardtanh', 'hardtanh_backward', 'hardsigmoid', 'hardsigmoid_backward', 'hardswish', 'hardswish_backward', 'sigmoid_backward_from_output', 'tanh_backward_from_output',)
-OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'sigmoid': 4, 'tanh': 5, 'softplus': 6, 'log_sigmoid': 7, 'mish': 8, 'elu': 9, 'selu': 10, 'celu': 11, 'leaky_relu': 12, 'relu6': 13, 'hardtanh': 14, 'hardsigmoid': 15, 'hardswish': 16, 'sigmoid_backward_from_output': 17, 'tanh_backward_from_output': 18}
+def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
+    "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast."
+    cdef int tier = _tier_index('swiglu', precision)
+    cdef object ufunc = (_u_swiglu, _u_swiglu_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(gate, up, out=out, **kwargs)
+        return ufunc(gate, up) if out is None else ufunc(gate, up, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('swiglu', exc, (gate, up,)) from exc
+
+
+def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **kwargs):
+    "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast."
+    cdef int tier = _tier_index('swiglu_backward', precision)
+    cdef object ufunc = (_u_swiglu_backward, _u_swiglu_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, gate, up, out=out, **kwargs)
+        return ufunc(grad_output, gate, up) if out is None else ufunc(grad_output, gate, up, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('swiglu_backward', exc, (grad_output, gate, up,)) from exc
+
+
+def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
+    "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_fast, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_fast."
+    cdef object ufunc
+    cdef int tier = _tier_index('geglu', precision)
+    if isinstance(approximate, str) and approximate == 'none':
+        ufunc = (_u_geglu, _u_geglu_fast)[tier]
+    elif isinstance(approximate, str) and approximate == 'tanh':
+        ufunc = (_u_geglu_tanh, _u_geglu_tanh_fast)[tier]
+    else:
+        raise _bad_choice('geglu', 'approximate', approximate, ('none', 'tanh'))
+    try:
+        if kwargs:
+            return ufunc(gate, up, out=out, **kwargs)
+        return ufunc(gate, up) if out is None else ufunc(gate, up, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('geglu', exc, (gate, up,)) from exc
+
+
+def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
+    "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_fast, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_fast."
+    cdef object ufunc
+    cdef int tier = _tier_index('geglu_backward', precision)
+    if isinstance(approximate, str) and approximate == 'none':
+        ufunc = (_u_geglu_backward, _u_geglu_backward_fast)[tier]
+    elif isinstance(approximate, str) and approximate == 'tanh':
+        ufunc = (_u_geglu_tanh_backward, _u_geglu_tanh_backward_fast)[tier]
+    else:
+        raise _bad_choice('geglu_backward', 'approximate', approximate, ('none', 'tanh'))
+    try:
+        if kwargs:
+            return ufunc(grad_output, gate, up, out=out, **kwargs)
+        return ufunc(grad_output, gate, up) if out is None else ufunc(grad_output, gate, up, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('geglu_backward', exc, (grad_output, gate, up,)) from exc
+
+
+def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
+    "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_fast, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_fast."
+    cdef object ufunc
+    cdef int tier = _tier_index('bias_gelu', precision)
+    if isinstance(approximate, str) and approximate == 'none':
+        ufunc = (_u_bias_gelu, _u_bias_gelu_fast)[tier]
+    elif isinstance(approximate, str) and approximate == 'tanh':
+        ufunc = (_u_bias_gelu_tanh, _u_bias_gelu_tanh_fast)[tier]
+    else:
+        raise _bad_choice('bias_gelu', 'approximate', approximate, ('none', 'tanh'))
+    try:
+        if kwargs:
+            return ufunc(x, bias, out=out, **kwargs)
+        return ufunc(x, bias) if out is None else ufunc(x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_gelu', exc, (x, bias,)) from exc
+
+
+def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
+    "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_fast, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_fast."
+    cdef object ufunc
+    cdef int tier = _tier_index('bias_gelu_backward', precision)
+    if isinstance(approximate, str) and approximate == 'none':
+        ufunc = (_u_bias_gelu_backward, _u_bias_gelu_backward_fast)[tier]
+    elif isinstance(approximate, str) and approximate == 'tanh':
+        ufunc = (_u_bias_gelu_tanh_backward, _u_bias_gelu_tanh_backward_fast)[tier]
+    else:
+        raise _bad_choice('bias_gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, bias, out=out, **kwargs)
+        return ufunc(grad_output, x, bias) if out is None else ufunc(grad_output, x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_gelu_backward', exc, (grad_output, x, bias,)) from exc
+
+
+def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
+    "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast."
+    cdef int tier = _tier_index('bias_silu', precision)
+    cdef object ufunc = (_u_bias_silu, _u_bias_silu_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, bias, out=out, **kwargs)
+        return ufunc(x, bias) if out is None else ufunc(x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_silu', exc, (x, bias,)) from exc
+
+
+def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
+    "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast."
+    cdef int tier = _tier_index('bias_silu_backward', precision)
+    cdef object ufunc = (_u_bias_silu_backward, _u_bias_silu_backward_fast)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, bias, out=out, **kwargs)
+        return ufunc(grad_output, x, bias) if out is None else ufunc(grad_output, x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_silu_backward', exc, (grad_output, x, bias,)) from exc
+
+
+def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
+    "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu."
+    cdef int tier = _tier_index('bias_relu', precision)
+    cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier]
+    try:
+        if kwargs:
+            return ufunc(x, bias, out=out, **kwargs)
+        return ufunc(x, bias) if out is None else ufunc(x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_relu', exc, (x, bias,)) from exc
+
+
+def bias_relu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
+    "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward."
+    cdef int tier = _tier_index('bias_relu_backward', precision)
+    cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier]
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, bias, out=out, **kwargs)
+        return ufunc(grad_output, x, bias) if out is None else ufunc(grad_output, x, bias, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('bias_relu_backward', exc, (grad_output, x, bias,)) from exc
+
+
+PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'sigmoid', 'sigmoid_backward', 'tanh', 'tanh_backward', 'softplus', 'softplus_backward', 'log_sigmoid', 'logsigmoid', 'log_sigmoid_backward', 'logsigmoid_backward', 'mish', 'mish_backward', 'elu', 'elu_backward', 'selu', 'selu_backward', 'celu', 'celu_backward', 'leaky_relu', 'leaky_relu_backward', 'relu6', 'relu6_backward', 'hardtanh', 'hardtanh_backward', 'hardsigmoid', 'hardsigmoid_backward', 'hardswish', 'hardswish_backward', 'sigmoid_backward_from_output', 'tanh_backward_from_output', 'swiglu', 'swiglu_backward', 'geglu', 'geglu_backward', 'bias_gelu', 'bias_gelu_backward', 'bias_silu', 'bias_silu_backward', 'bias_relu', 'bias_relu_backward',)
+OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'sigmoid': 4, 'tanh': 5, 'softplus': 6, 'log_sigmoid': 7, 'mish': 8, 'elu': 9, 'selu': 10, 'celu': 11, 'leaky_relu': 12, 'relu6': 13, 'hardtanh': 14, 'hardsigmoid': 15, 'hardswish': 16, 'sigmoid_backward_from_output': 17, 'tanh_backward_from_output': 18, 'swiglu': 19, 'geglu': 20, 'geglu_tanh': 21, 'glu': 22, 'bias_gelu': 23, 'bias_gelu_tanh': 24, 'bias_silu': 25, 'bias_relu': 26}

@@ -70,7 +70,8 @@ def _activation(op, tier):
                       None if op.exact else getattr(ref, op.name + "_backward_scale"))
 
 
-# the default tier of every activation (an op with a forward and a backward), by op name
-ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS if op.has_backward}
+# the default tier of every elementwise activation (one array in, with a backward), by op name
+ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS if op.has_backward and op.kind == "elementwise"}
 # every tier of every activation, by key (gelu, gelu_fast, ...), op by op
-VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS if op.has_backward for tier in op.tiers)}
+VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS
+                                if op.has_backward and op.kind == "elementwise" for tier in op.tiers)}

@@ -1,0 +1,159 @@
+# Included by _ext.pyx after _ops.pxi: the functions along an axis. softmax
+# and log_softmax are generalized ufuncs over rows (signature (n)->(n)); the
+# public functions pass axis= as the gufunc's axes=. glu splits its input in
+# two halves along the axis (views, no copy) for the elementwise glu ufunc.
+import numpy as _np
+from operator import index as _index
+
+_ROW_DOCS = {
+    "softmax": (
+        "softmax(x, axis=-1): exp(x - max) / sum(exp(x - max)) along axis.\n\n"
+        "The sum is compensated and added in a fixed order: every ISA and thread count gives the "
+        "same bits. Within 2 ULP per element (rows of any length up to 2^20 and beyond). Special "
+        "rows: a NaN makes its row NaN; -inf entries give 0; k entries of +inf share the row "
+        "(1/k each, 0 elsewhere); a row of -inf only gives NaN (0/0)."),
+    "softmax_backward": (
+        "softmax_backward(grad_output, output, axis=-1): output·(grad_output - sum(grad_output·"
+        "output)) along axis, as PyTorch's _softmax_backward_data computes it from the forward's "
+        "output.\n\nWithin 4 ULP of the largest term (|output·grad_output| or |output·sum|)."),
+    "log_softmax": (
+        "log_softmax(x, axis=-1): (x - max) - log(sum(exp(x - max))) along axis.\n\n"
+        "Within 2 ULP per element, the largest element's value near 0 included. Special rows: a NaN "
+        "makes its row NaN; -inf entries give -inf; k entries of +inf give -log(k) there and -inf "
+        "elsewhere; a row of -inf only gives NaN."),
+    "log_softmax_backward": (
+        "log_softmax_backward(grad_output, output, axis=-1): grad_output - exp(output)·"
+        "sum(grad_output) along axis, as PyTorch's _log_softmax_backward_data computes it from "
+        "the forward's output.\n\nWithin 4 ULP of the largest term (|grad_output| or "
+        "|exp(output)·sum|)."),
+}
+
+cdef object _g_softmax = _make_row_gufunc(FA_ROW_SOFTMAX, 0, "softmax", _ROW_DOCS["softmax"])
+cdef object _g_softmax_backward = _make_row_gufunc(FA_ROW_SOFTMAX, 1, "softmax_backward",
+                                                   _ROW_DOCS["softmax_backward"])
+cdef object _g_log_softmax = _make_row_gufunc(FA_ROW_LOG_SOFTMAX, 0, "log_softmax", _ROW_DOCS["log_softmax"])
+cdef object _g_log_softmax_backward = _make_row_gufunc(FA_ROW_LOG_SOFTMAX, 1, "log_softmax_backward",
+                                                       _ROW_DOCS["log_softmax_backward"])
+UFUNCS.update({"softmax": _g_softmax, "softmax_backward": _g_softmax_backward,
+               "log_softmax": _g_log_softmax, "log_softmax_backward": _g_log_softmax_backward})
+
+_ROW_COMMON = (
+    "\n\nprecision='accurate' (default) or 'fast': one algorithm serves both (it meets the "
+    "accurate bound). axis: any axis, any strides. dtypes: float16 (computed in float32), float32, "
+    "float64; integers and bools promote as for np.exp. out= may be any array NumPy's casting "
+    "allows. The generalized ufunc (signature (n)->(n), for Dask's apply_gufunc and the like): "
+    "fastact.ufuncs.{name}.")
+
+
+cdef object _axis_of(str function, object axis):
+    if isinstance(axis, (bool, _np.bool_)):
+        raise TypeError(f"fastact.{function}: axis must be an integer, not {axis!r}")
+    try:
+        return _index(axis)
+    except TypeError:
+        raise TypeError(f"fastact.{function}: axis must be an integer, not {axis!r}") from None
+
+
+cdef object _row_call(str function, object gufunc, tuple args, object axis, object precision, object out):
+    _tier_index(function, precision)
+    cdef object ax = _axis_of(function, axis)
+    # a 0-d input is a row of one element (as in PyTorch), if axis names it
+    if all(_np.ndim(a) == 0 for a in args) and ax in (0, -1):
+        result = gufunc(*[_np.reshape(a, (1,)) for a in args])
+        result = result.reshape(())
+        if out is None:
+            return result
+        try:
+            _np.copyto(out, result, casting="same_kind")
+        except (TypeError, ValueError) as exc:
+            raise _named(function, exc, args) from exc
+        return out
+    try:
+        axes = [(ax,)] * (len(args) + 1)
+        if out is None:
+            return gufunc(*args, axes=axes)
+        return gufunc(*args, out=out, axes=axes)
+    except (TypeError, ValueError) as exc:
+        raise _named(function, exc, args) from exc
+
+
+def softmax(x, axis=-1, *, precision='accurate', out=None):
+    return _row_call('softmax', _g_softmax, (x,), axis, precision, out)
+
+
+def log_softmax(x, axis=-1, *, precision='accurate', out=None):
+    return _row_call('log_softmax', _g_log_softmax, (x,), axis, precision, out)
+
+
+def softmax_backward(grad_output, output, axis=-1, *, precision='accurate', out=None):
+    return _row_call('softmax_backward', _g_softmax_backward, (grad_output, output), axis, precision, out)
+
+
+def log_softmax_backward(grad_output, output, axis=-1, *, precision='accurate', out=None):
+    return _row_call('log_softmax_backward', _g_log_softmax_backward, (grad_output, output), axis,
+                     precision, out)
+
+
+for _f in (softmax, log_softmax, softmax_backward, log_softmax_backward):
+    _f.__doc__ = _ROW_DOCS[_f.__name__] + _ROW_COMMON.format(name=_f.__name__)
+
+
+cdef tuple _halves(str function, object x, object axis):
+    """x's two halves along axis, as views."""
+    cdef object ax = _axis_of(function, axis)
+    x = _np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError(f"fastact.{function}: x must have at least one dimension, not a 0-d array")
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"fastact.{function}: axis {axis} is out of bounds for an array of "
+                         f"dimension {x.ndim}")
+    ax %= x.ndim
+    n = x.shape[ax]
+    if n % 2:
+        raise ValueError(f"fastact.{function}: the length of axis {axis} must be even to split it "
+                         f"in halves, not {n}")
+    head = (slice(None),) * ax
+    return x, ax, x[head + (slice(0, n // 2),)], x[head + (slice(n // 2, n),)]
+
+
+def glu(x, axis=-1, *, precision='accurate', out=None):
+    """glu(x, axis=-1): a·σ(b), where a and b are the first and second halves of x along axis
+    (torch.nn.functional.glu). The length of axis must be even.
+
+    Within 2 ULP (fast tier: 4). dtypes: float16, float32, float64; integers and bools promote
+    as for np.exp. out= has the halves' shape. The elementwise ufunc of the halves:
+    fastact.ufuncs.glu(a, b)."""
+    cdef int tier = _tier_index('glu', precision)
+    x, ax, a, b = _halves('glu', x, axis)
+    ufunc = (_u_glu, _u_glu_fast)[tier]
+    try:
+        return ufunc(a, b) if out is None else ufunc(a, b, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('glu', exc, (x,)) from exc
+
+
+def glu_backward(grad_output, x, axis=-1, *, precision='accurate', out=None):
+    """glu_backward(grad_output, x, axis=-1): the gradient of glu with respect to x, shaped like
+    x: grad_output·σ(b) for the first half and grad_output·a·σ(b)(1 - σ(b)) for the second.
+
+    Within 4 ULP of each part's largest term (fast tier: 8). out= has x's shape."""
+    cdef int tier = _tier_index('glu_backward', precision)
+    x, ax, a, b = _halves('glu_backward', x, axis)
+    ufunc = (_u_glu_backward, _u_glu_backward_fast)[tier]
+    try:
+        if out is None:
+            dtype = _np.result_type(_np.asarray(grad_output).dtype, x.dtype, _np.float16)
+            if dtype.kind != "f":
+                raise TypeError(f"no loop for inputs of dtype {dtype}")
+            out = _np.empty(x.shape, dtype)
+        elif not isinstance(out, _np.ndarray) or out.shape != x.shape:
+            raise ValueError(f"out must be an array of x's shape {x.shape}")
+        n = x.shape[ax]
+        head = (slice(None),) * ax
+        ufunc(grad_output, a, b, out=(out[head + (slice(0, n // 2),)], out[head + (slice(n // 2, n),)]))
+        return out
+    except (TypeError, ValueError) as exc:
+        raise _named('glu_backward', exc, (grad_output, x)) from exc
+
+
+PUBLIC = PUBLIC + ('softmax', 'softmax_backward', 'log_softmax', 'log_softmax_backward', 'glu', 'glu_backward')

@@ -1,0 +1,274 @@
+/* softmax and log_softmax along one axis, forward and backward: the loops of
+ * NumPy generalized ufuncs with signature (n)->(n) and (n),(n)->(n). Each
+ * row runs the passes of kernels_rows.inc over fixed stretches of
+ * FA_ROW_STRETCH elements (a max, the exponentials and their sum, a scaling;
+ * or a dot product and the backward's map), and the stretches' partial
+ * results are combined in stretch order. The stretches are the same whatever
+ * the thread count, so every thread count (and every ISA: the kernels round
+ * alike) gives the same bits.
+ *
+ * Threads: many rows are split by rows; fewer rows than threads, each long
+ * enough to pay for it, have each pass split by stretches. Rows that are not
+ * contiguous, or float16, are gathered into a buffer of the kernel's type
+ * first and scattered after.
+ *
+ * Special rows, as the limits say: a NaN anywhere makes the row NaN; a row
+ * whose largest element is +inf puts 1/k on each of its k infinities and 0
+ * elsewhere (log: -log k and -inf); a row of -inf only is 0/0 = NaN. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastact.h"
+#include "fastact_loops.h"
+#include "half.h"
+
+#define FA_ROW_STRETCH 8192    /* elements per partial result */
+#define FA_ROW_SMALL_STRETCHES 64 /* partial results on the stack */
+
+typedef struct {
+    int op, direction;
+} fa_row_spec;
+
+static fa_row_spec row_specs[FA_N_ROW_OPS][FA_N_DIRECTIONS];
+
+const void *fa_row_loop_data(int op, int direction) {
+    if (op < 0 || op >= FA_N_ROW_OPS || direction < 0 || direction >= FA_N_DIRECTIONS) return NULL;
+    row_specs[op][direction] = (fa_row_spec){op, direction};
+    return &row_specs[op][direction];
+}
+
+/* measured cost per element: [op][direction][kernel dtype][split by rows?][isa] */
+static unsigned _Atomic row_cost_ps[FA_N_ROW_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][2][FA_N_ISAS];
+
+enum { FA_STORED_F16, FA_STORED_F32, FA_STORED_F64 };
+
+/* ---- one row, contiguous, of the kernel's type ---- */
+
+typedef struct {
+    const fa_row_kernels *k;
+    const fa_row_spec *spec;
+    ptrdiff_t size; /* bytes per element of the kernel's type */
+    const char *a, *b; /* x (forward); grad_output, output (backward) */
+    char *out;
+    ptrdiff_t n;
+    double (*part)[2]; /* each stretch's partial result */
+    int pass;
+    double m, s;      /* the max; the sum, or the log of the sum */
+} fa_row;
+
+enum { PASS_MAX, PASS_EXP_STORE, PASS_EXP_SUM, PASS_SCALE, PASS_LOG_SHIFT, PASS_DOT, PASS_SUM, PASS_BWD };
+
+static void run_pass(fa_row *r, ptrdiff_t first, ptrdiff_t last) {
+    for (ptrdiff_t c = first; c < last; c++) {
+        ptrdiff_t start = c * FA_ROW_STRETCH, len = r->n - start < FA_ROW_STRETCH ? r->n - start : FA_ROW_STRETCH;
+        ptrdiff_t off = start * r->size;
+        switch (r->pass) {
+        case PASS_MAX: r->part[c][0] = r->k->max(r->a + off, len); break;
+        case PASS_EXP_STORE: r->k->exp_sum(r->a + off, r->out + off, len, r->m, r->part[c]); break;
+        case PASS_EXP_SUM: r->k->exp_sum(r->a + off, NULL, len, r->m, r->part[c]); break;
+        case PASS_SCALE: r->k->scale(r->out + off, r->out + off, len, r->s); break;
+        case PASS_LOG_SHIFT: r->k->log_shift(r->a + off, r->out + off, len, r->m, r->s); break;
+        case PASS_DOT: r->k->dot(r->a + off, r->b + off, len, r->part[c]); break;
+        case PASS_SUM: r->k->dot(r->a + off, NULL, len, r->part[c]); break;
+        case PASS_BWD:
+            if (r->spec->op == FA_ROW_SOFTMAX) r->k->softmax_bwd(r->a + off, r->b + off, r->out + off, len, r->s);
+            else r->k->log_softmax_bwd(r->a + off, r->b + off, r->out + off, len, r->s);
+            break;
+        }
+    }
+}
+
+/* fa_parallel_for's body: the stretches that begin in [begin, end) */
+static void pass_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
+    ptrdiff_t first = (begin + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH, last = (end + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH;
+    run_pass(ctx, first, last);
+}
+
+static void pass(fa_row *r, int which, const fa_cost *split) {
+    r->pass = which;
+    if (split) fa_parallel_for(r->n, split, FA_ROW_STRETCH, pass_range, r);
+    else run_pass(r, 0, (r->n + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH);
+}
+
+/* the stretches' sums added in order, as hi + lo */
+static void fold_sums(const fa_row *r, double sum[2]) {
+    double s = 0, c = 0;
+    for (ptrdiff_t i = 0; i < (r->n + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH; i++) {
+        double t = s + r->part[i][0], bp = t - s;
+        c += ((s - (t - bp)) + (r->part[i][0] - bp)) + r->part[i][1];
+        s = t;
+    }
+    sum[0] = s, sum[1] = c;
+}
+
+static double get(const fa_row *r, const char *p, ptrdiff_t i) {
+    return r->size == 4 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+static void set(const fa_row *r, char *p, ptrdiff_t i, double v) {
+    if (r->size == 4) ((float *)p)[i] = (float)v;
+    else ((double *)p)[i] = v;
+}
+
+/* a row whose largest element is infinite (its NaNs are found here too) */
+static void special_row(fa_row *r) {
+    ptrdiff_t infinities = 0;
+    int nan = 0;
+    for (ptrdiff_t i = 0; i < r->n; i++) {
+        double v = get(r, r->a, i);
+        nan |= v != v;
+        infinities += v == INFINITY;
+    }
+    int log_form = r->spec->op == FA_ROW_LOG_SOFTMAX;
+    for (ptrdiff_t i = 0; i < r->n; i++) {
+        double v = get(r, r->a, i), y;
+        if (nan || r->m < 0) y = NAN; /* NaN, or -inf everywhere: 0/0 */
+        else if (v == INFINITY) y = log_form ? -log((double)infinities) : 1.0 / (double)infinities;
+        else y = log_form ? -INFINITY : 0.0;
+        set(r, r->out, i, y);
+    }
+}
+
+static void compute_row(fa_row *r, const fa_cost *split) {
+    ptrdiff_t stretches = (r->n + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH;
+    double small[FA_ROW_SMALL_STRETCHES][2];
+    r->part = stretches <= FA_ROW_SMALL_STRETCHES ? small : malloc(sizeof(double[2]) * (size_t)stretches);
+    if (!r->part) { /* no memory for the partial results: the same order, one stretch at a time */
+        r->part = small;
+        split = NULL;
+    }
+    if (r->spec->direction == FA_FWD) {
+        pass(r, PASS_MAX, split);
+        double m = r->part[0][0];
+        for (ptrdiff_t c = 1; c < stretches; c++) m = isgreater(r->part[c][0], m) ? r->part[c][0] : m;
+        r->m = m;
+        if (isinf(m)) {
+            special_row(r);
+        } else if (r->spec->op == FA_ROW_SOFTMAX) {
+            double sum[2];
+            pass(r, PASS_EXP_STORE, split);
+            fold_sums(r, sum);
+            r->s = sum[0] + sum[1];
+            pass(r, PASS_SCALE, split);
+        } else {
+            pass(r, PASS_EXP_SUM, split);
+            double sum[2];
+            fold_sums(r, sum);
+            /* log(sum) = log1p(sum - 1) with hi - 1 exact (hi >= 1: the max's own term is 1) */
+            r->s = log1p((sum[0] - 1.0) + sum[1]);
+            pass(r, PASS_LOG_SHIFT, split);
+        }
+    } else {
+        pass(r, r->spec->op == FA_ROW_SOFTMAX ? PASS_DOT : PASS_SUM, split);
+        double sum[2];
+        fold_sums(r, sum);
+        r->s = sum[0] + sum[1];
+        pass(r, PASS_BWD, split);
+    }
+    if (r->part != small) free(r->part);
+}
+
+/* ---- the gufunc loop: rows of any layout and dtype ---- */
+
+typedef struct {
+    const fa_row_kernels *k;
+    const fa_row_spec *spec;
+    int stored;         /* FA_STORED_* */
+    ptrdiff_t size;     /* kernel type's bytes */
+    int nin;
+    char *args[3];
+    ptrdiff_t outer[3], core[3]; /* steps between rows, and between a row's elements */
+    ptrdiff_t rows, n;
+    const fa_cost *split;        /* within a row (NULL: not split) */
+} fa_rows_job;
+
+static void gather(const fa_rows_job *job, const char *src, ptrdiff_t step, char *dst) {
+    for (ptrdiff_t i = 0; i < job->n; i++, src += step) {
+        switch (job->stored) {
+        case FA_STORED_F16: ((float *)dst)[i] = fa_half_to_float(*(const uint16_t *)src); break;
+        case FA_STORED_F32: ((float *)dst)[i] = *(const float *)src; break;
+        default: ((double *)dst)[i] = *(const double *)src; break;
+        }
+    }
+}
+
+static void scatter(const fa_rows_job *job, const char *src, char *dst, ptrdiff_t step) {
+    for (ptrdiff_t i = 0; i < job->n; i++, dst += step) {
+        switch (job->stored) {
+        case FA_STORED_F16: *(uint16_t *)dst = fa_float_to_half(((const float *)src)[i]); break;
+        case FA_STORED_F32: *(float *)dst = ((const float *)src)[i]; break;
+        default: *(double *)dst = ((const double *)src)[i]; break;
+        }
+    }
+}
+
+static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split) {
+    int nargs = job->nin + 1, direct = job->stored != FA_STORED_F16;
+    for (int a = 0; a < nargs; a++) direct &= job->core[a] == job->size;
+    char *p[3];
+    for (int a = 0; a < nargs; a++) p[a] = job->args[a] + row * job->outer[a];
+    char *buffer = NULL;
+    if (!direct) {
+        buffer = malloc((size_t)(nargs * job->n * job->size));
+        if (!buffer) { /* no memory: NaN is the honest answer */
+            for (ptrdiff_t i = 0; i < job->n; i++) {
+                char *dst = p[job->nin] + i * job->core[job->nin];
+                if (job->stored == FA_STORED_F16) *(uint16_t *)dst = 0x7e00;
+                else if (job->stored == FA_STORED_F32) *(float *)dst = NAN;
+                else *(double *)dst = NAN;
+            }
+            return;
+        }
+        for (int a = 0; a < job->nin; a++) gather(job, p[a], job->core[a], buffer + a * job->n * job->size);
+    }
+    fa_row r = {job->k, job->spec, job->size, NULL, NULL, NULL, job->n, NULL, 0, 0, 0};
+    r.a = direct ? p[0] : buffer;
+    r.b = job->nin > 1 ? (direct ? p[1] : buffer + job->n * job->size) : NULL;
+    r.out = direct ? p[job->nin] : buffer + job->nin * job->n * job->size;
+    compute_row(&r, split);
+    if (!direct) {
+        scatter(job, r.out, p[job->nin], job->core[job->nin]);
+        free(buffer);
+    }
+}
+
+/* fa_parallel_for's body over rows * n elements: the rows that begin in [begin, end) */
+static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
+    const fa_rows_job *job = ctx;
+    for (ptrdiff_t row = (begin + job->n - 1) / job->n; row * job->n < end; row++) one_row(job, row, NULL);
+}
+
+static void run(int stored, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
+    const fa_row_spec *spec = data;
+    int kd = stored == FA_STORED_F64 ? FA_KF64 : FA_KF32, nin = spec->direction == FA_FWD ? 1 : 2;
+    fa_rows_job job = {&fa_kernels_current()->rows[kd], spec, stored, kd == FA_KF64 ? 8 : 4, nin, {0}, {0}, {0},
+                       dims[0], dims[1], NULL};
+    for (int a = 0; a <= nin; a++) {
+        job.args[a] = args[a];
+        job.outer[a] = steps[a];
+        job.core[a] = steps[nin + 1 + a];
+    }
+    if (job.rows <= 0 || job.n <= 0) return;
+    long saved = fa_round_to_nearest();
+    int isa = fa_isa_current();
+    fa_cost by_rows = {&row_cost_ps[spec->op][spec->direction][kd][1][isa], 0};
+    fa_cost by_stretch = {&row_cost_ps[spec->op][spec->direction][kd][0][isa], 0};
+    if (job.rows >= fa_num_threads() || job.n < 2 * FA_ROW_STRETCH) {
+        fa_parallel_for(job.rows * job.n, &by_rows, job.n, rows_range, &job);
+    } else {
+        for (ptrdiff_t row = 0; row < job.rows; row++) one_row(&job, row, &by_stretch);
+    }
+    fa_restore_rounding(saved);
+}
+
+void fa_row_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_STORED_F16, args, dims, steps, data);
+}
+void fa_row_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_STORED_F32, args, dims, steps, data);
+}
+void fa_row_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_STORED_F64, args, dims, steps, data);
+}
