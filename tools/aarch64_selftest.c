@@ -37,7 +37,9 @@ static const char *const op_names[FA_N_OPS] = {FA_OPS(FA_OP_NAME_)};
  * backward (a derivative from the output) is left to the Python tests. */
 static const int nparams[FA_N_OPS] = FA_OP_NPARAMS_INIT;
 static const double default_params[FA_N_OPS][FA_MAX_PARAMS] = FA_OP_DEFAULT_PARAMS_INIT;
-static int is_activation(int op) { return fa_kernels_scalar.kernel[op][FA_BWD][FA_KF64][FA_ACCURATE] != NULL; }
+static int is_activation(int op) {
+    return fa_op_arity[op][FA_FWD][0] == 1 && fa_kernels_scalar.kernel[op][FA_BWD][FA_KF64][FA_ACCURATE] != NULL;
+}
 static int has_tier(int op, int tier) {
     return is_activation(op) && fa_kernels_scalar.kernel[op][FA_FWD][FA_KF64][tier] != NULL;
 }

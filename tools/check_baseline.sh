@@ -222,9 +222,9 @@ EOF
     # exercise Python threads and fork rather than the kernels, left out);
     # QEMU_TESTS=full runs everything (test_accuracy's float32 sweeps alone
     # take well over 15 minutes there).
-    # Of the elementwise family, the functions whose kernels add no code path of
-    # their own are left out, as in check_sanitizers.sh.
-    same_paths="softplus or log_sigmoid or logsigmoid or mish or selu or celu or relu6 or hardtanh"
+    # Of the elementwise family and the fused functions, those whose kernels add
+    # no code path of their own are left out, as in check_sanitizers.sh.
+    same_paths="softplus or log_sigmoid or logsigmoid or mish or selu or celu or relu6 or hardtanh or geglu or bias_gelu or bias_relu"
     selection=("$work/run/tests/test_api.py" "$work/run/tests/test_seeds.py" "$work/run/tests/test_layout.py"
                -k "not test_concurrent_calls_from_python_threads and not test_pool_works_in_forked_child and not ($same_paths)")
     [[ ${QEMU_TESTS:-1} == full ]] && selection=("$work/run/tests")

@@ -253,8 +253,9 @@ print(" ".join(fa.available_isas() + ["avx512-emulated"] * bool(emulated)))' 2>&
     fi
 }
 
-# test ids of functions whose kernels run no code path the others do not (see check_asan)
-SAME_PATHS="softplus or log_sigmoid or logsigmoid or mish or selu or celu or relu6 or hardtanh"
+# test ids of functions whose kernels run no code path the others do not (see check_asan):
+# geglu runs swiglu's loops, bias_gelu and bias_relu bias_silu's
+SAME_PATHS="softplus or log_sigmoid or logsigmoid or mish or selu or celu or relu6 or hardtanh or geglu or bias_gelu or bias_relu"
 
 check_asan() {
     # libasan first in the process (python itself is not instrumented), and
