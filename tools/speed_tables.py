@@ -6,6 +6,10 @@ cell "accurate → fast Gelem/s (fast tier × the fastest peer)"; the exact func
 
     python -m fastact bench --sizes 1e5,1e6,1e7 --threads 1,2 --dtypes float32,float64 --json bench.json
     python tools/speed_tables.py bench.json
+
+The structured functions (`python -m fastact bench --structured --json PATH`):
+a row per function, direction and shape, a column per thread count, each cell
+"accurate → fast Gelem/s (the fast tier × the fastest peer)".
 """
 import argparse
 import json
@@ -59,12 +63,43 @@ def tables(data):
     return "\n".join(out)
 
 
+def structured_tables(records):
+    cells = defaultdict(dict)
+    for r in records:
+        cells[r["function"], r["direction"], tuple(r["shape"]), r["axis"], r["threads"]][r["impl"]] = r
+    threads = sorted({k[4] for k in cells})
+    out = ["float32 structured functions: fastact Gelem/s (output elements), accurate → fast, and "
+           "(the fast tier × the fastest peer)", "",
+           "| function | direction | shape | " + " | ".join(f"×{t}" for t in threads) + " |",
+           "|---|---|---|" + "---:|" * len(threads)]
+    for function, direction, shape, axis in dict.fromkeys(k[:4] for k in cells):
+        line = []
+        for t in threads:
+            impls = cells.get((function, direction, shape, axis, t), {})
+            ours = impls.get("fastact-fast") or impls.get("fastact")
+            if ours is None:
+                line.append("—")
+                continue
+            gelem = {i: r["size"] / r["seconds"] / 1e9 for i, r in impls.items()}
+            text = (f"{gelem['fastact']:.2f} → {gelem['fastact-fast']:.2f}" if "fastact-fast" in impls
+                    else f"{gelem['fastact']:.2f}")
+            peers = {i: r for i, r in impls.items() if i not in ("fastact", "fastact-fast", "memory")}
+            if peers:
+                best = min(peers.values(), key=lambda r: r["seconds"])
+                text += f" ({best['seconds'] / ours['seconds']:.2f}× {PEER_SHORT.get(best['impl'], best['impl'])})"
+            line.append(text)
+        where = "x".join(map(str, shape)) + (f" axis={axis}" if axis != -1 else "")
+        out.append(f"| {function} | {direction} | {where} | " + " | ".join(line) + " |")
+    return "\n".join(out) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", help="python -m fastact bench --json output")
     args = parser.parse_args()
     with open(args.json) as f:
-        print(tables(json.load(f)))
+        data = json.load(f)
+    print(structured_tables(data["structured"]) if "structured" in data else tables(data))
 
 
 if __name__ == "__main__":

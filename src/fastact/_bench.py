@@ -20,6 +20,7 @@ import fastact as fa
 from fastact._peers import (DIRECTIONS, IMPLS, Unsupported, available, build, jax_pool_threads,
                             make_inputs, using_threads, version)
 from fastact._registry import ACTIVATIONS
+from fastact import _peers_rows as rows
 
 
 # ---- facts -------------------------------------------------------------------
@@ -155,6 +156,17 @@ def parse_args(argv):
     parser.add_argument("--oversubscribe", action="store_true",
                         help="allow --threads above the usable CPUs (marked in the output: such "
                              "numbers measure the scheduler, not the libraries)")
+    parser.add_argument("--structured", nargs="?", const=list(rows.FUNCTIONS), default=None,
+                        type=_csv(str, list(rows.FUNCTIONS)), metavar="FUNCTIONS",
+                        help="instead of the elementwise activations, time the structured functions "
+                             "(default all: " + ",".join(rows.FUNCTIONS) + ") on their own shapes: "
+                             "softmax/log_softmax over rows of (4096, 1024), (64, 32000), (1, 1e6) and "
+                             "axis 0 of (1024, 4096); the gated and bias functions on (N, 4096), "
+                             "N = 24, 244, 2441 (~1e5, 1e6, 1e7 elements). --sizes, --dtypes, "
+                             "--functions do not apply (float32); --quick: one small shape each. "
+                             "Minutes, not seconds")
+    parser.add_argument("--quick", action="store_true",
+                        help="with --structured: one small shape per function (seconds)")
     parser.add_argument("--json", metavar="PATH", help="also write every sample as JSON")
     parser.add_argument("--plot", metavar="PATH", help="throughput vs size (needs matplotlib)")
     args = parser.parse_args(argv)
@@ -201,6 +213,78 @@ def run(args, progress=sys.stderr):
                      "threads": threads, "impl": impl, "seconds": statistics.median(s),
                      "samples": s} for impl, s in samples.items()]
     return records
+
+
+def run_structured(args, progress=sys.stderr):
+    """Records of the structured functions (fastact._peers_rows), interleaved per case
+    and thread count as run() does; "size" is the output's elements."""
+    impls = [i for i in rows.IMPLS if rows.available(i) and (i in args.impls or i == "ort-contrib"
+                                                             and "onnxruntime" in args.impls)]
+    cases = list(rows.cases(args.structured, args.directions, quick=args.quick))
+    records = []
+    for done, (name, direction, shape, axis) in enumerate(cases, 1):
+        arrays = rows.make_case_inputs(name, direction, shape, axis)
+        for threads in args.threads:
+            print(f"[{done}/{len(cases)}] {name} {direction} {rows.label(name, shape, axis)} "
+                  f"{threads} thread(s)", file=progress, flush=True)
+            calls = {}
+            for impl in impls:
+                try:
+                    calls[impl] = rows.build(impl, name, direction, arrays, axis, threads)
+                except Unsupported:
+                    pass
+            with using_threads(threads):
+                samples = time_interleaved(calls, args.repeat, args.sample_time)
+            records += [{"function": name, "direction": direction, "dtype": "float32",
+                         "shape": list(shape), "axis": axis, "size": rows.elements(name, shape),
+                         "threads": threads, "impl": impl, "seconds": statistics.median(s),
+                         "samples": s} for impl, s in samples.items()]
+        del arrays
+    return records
+
+
+def structured_table(records):
+    """A row per (function, direction, shape, threads): Gelem/s of each implementation
+    and each fastact tier's speedup over the fastest peer (> 1: fastact is faster)."""
+    impls = [i for i in rows.IMPLS if any(r["impl"] == i for r in records)]
+    ours = [i for i in impls if rows.kind(i) == "fastact"]
+    cells = {}
+    for r in records:
+        key = (r["function"], r["direction"], tuple(r["shape"]), r["axis"], r["threads"])
+        cells.setdefault(key, {})[r["impl"]] = r
+    lines = ["| function | direction | shape | threads | " + " | ".join(impls) + " | "
+             + " | ".join(f"{i} vs fastest peer" for i in ours) + " |",
+             "|---|---|---|---:|" + "---:|" * (len(impls) + len(ours))]
+    for (name, direction, shape, axis, threads), row in cells.items():
+        peers = [r for i, r in row.items() if rows.kind(i) == "peer"]
+        best = min(peers, key=lambda r: r["seconds"], default=None)
+        ratios = [f"{best['seconds'] / row[i]['seconds']:.2f}× {best['impl']}" if best and i in row else "—"
+                  for i in ours]
+        values = [f"{gelem_per_s(row[i]):.3f}" if i in row else "—" for i in impls]
+        lines.append(f"| {name} | {direction} | {rows.label(name, shape, axis)} | {threads} | "
+                     + " | ".join(values + ratios) + " |")
+    return "\n".join(lines)
+
+
+def main_structured(args, facts):
+    started = time.perf_counter()
+    records = run_structured(args)
+    elapsed = time.perf_counter() - started
+    versions = {i: facts["versions"][i] for i in facts["versions"] if IMPLS[i].kind == "peer"}
+    print(f"fastact {facts['fastact']}, ISA {facts['isa']}, on {facts['cpu']}, "
+          f"{facts['usable_cpus']} usable CPUs (load average before the run "
+          f"{facts['load_average']}); peers: {', '.join(versions.values())}")
+    jax_note = (f"; jax only at {jax_pool_threads()} thread(s) (PJRT_NPROC)" if "jax" in versions else "")
+    print(f"Structured functions, float32. Gelem/s = 10^9 output elements/s, median of {args.repeat} "
+          f"interleaved samples; numpy and memory (np.copyto of the output's size) use 1 thread{jax_note}. "
+          "Peers' compositions: fastact._peers_rows.\n")
+    print(structured_table(records))
+    print(f"bench took {elapsed:.1f} s", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": facts, "args": {k: v for k, v in vars(args).items()},
+                       "structured": records}, f, indent=1)
+    return 0
 
 
 CALL_SIZE = 100   # the small-call cost, compared with np.negative(x, out=y)
@@ -268,8 +352,8 @@ def accuracy_rows(functions):
     ones32, ones = np.ones_like(x), np.ones_like(x64)
     rows = []
     for name in functions:
-        act = ACTIVATIONS[name]
-        if act.exact:
+        act = ACTIVATIONS.get(name)
+        if act is None or act.exact:     # the structured functions have no entry here
             continue
         with np.errstate(all="ignore"):
             fwd, bwd = act.ref_forward(x64), act.ref_backward(ones, x64)
@@ -365,6 +449,8 @@ def main(argv):
     if warning:
         print(warning, file=sys.stderr)
     facts = machine_facts()
+    if args.structured:
+        return main_structured(args, facts)
     started = time.perf_counter()
     records = run(args)
     costs = call_costs(args)
