@@ -229,7 +229,7 @@ def shapes(draw, max_dims=3, long_side=70, big=True):
 
 def _threshold_api(ufunc):
     """The op whose per-thread minimum fastact._ext lets tests lower, or None."""
-    ext, op = fa._ext, ufunc.__name__.removesuffix("_backward")
+    ext, op = fa._ext, ufunc.__name__.removesuffix("_fast").removesuffix("_backward")
     usable = all(hasattr(ext, a) for a in ("OPS", "thread_threshold", "set_thread_threshold"))
     return op if usable and op in ext.OPS else None
 
