@@ -117,7 +117,24 @@ typedef struct {
     ptrdiff_t steps[FA_MAX_ARGS];
     ptrdiff_t block; /* elements per kernel call, at most (see fa_order) */
     const double *params; /* the op's parameters, the same for every element of the job */
+    int half_sum_at;      /* >= 0: float16 x + bias at inputs [at], [at + 1] (see round_half_sums) */
 } fa_job;
+
+/* The bias ops compute act(x + bias) of the sum rounded to the data's type,
+ * as the unfused computation rounds it. A float16 job computes in float32,
+ * so its sum is rounded to float16 here, into x's buffer, and bias becomes
+ * -0.0, which the kernel adds exactly (x + -0.0 is x, -0.0 included). */
+#define FA_BIAS_FLAG_(op, OP, act) [FA_##OP] = 1,
+static const char is_bias_op[FA_N_OPS] = {FA_BIAS_OPS(FA_BIAS_FLAG_)};
+#undef FA_BIAS_FLAG_
+
+static void round_half_sums(float *x, float *bias, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float sum = x[i] != x[i] ? x[i] : x[i] + bias[i]; /* x's NaN first, as the kernel */
+        x[i] = fa_half_to_float(fa_float_to_half(sum));
+        bias[i] = -0.0f;
+    }
+}
 
 /* ---- aliasing between out= and the inputs ----
  * How far the kernel may read ahead of what it has written when an output
@@ -215,6 +232,8 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         n = end - start < block ? end - start : block;
         for (int i = 0; i < job->nin; i++)
             job->dtype->gather(job->args[i] + start * job->steps[i], job->steps[i], (void *)in[i], n);
+        if (job->half_sum_at >= 0)
+            round_half_sums((float *)in[job->half_sum_at], (float *)in[job->half_sum_at + 1], n);
         job->kernel(in, out, n, job->params);
         for (int o = job->nin; o < job->nargs; o++)
             job->dtype->scatter(out[o - job->nin], job->args[o] + start * job->steps[o], job->steps[o], n);
@@ -283,7 +302,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     const fa_dtype *dtype = &dtypes[dtype_index];
     double params[FA_MAX_PARAMS];
     fa_job job = {fa_kernels_current()->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
-                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL};
+                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
+                  dtype_index == FA_F16 && is_bias_op[spec->op] ? spec->nin - 2 : -1};
     char *const *param = args + spec->nin;
     const ptrdiff_t *param_step = steps + spec->nin;
     for (int a = 0; a < job.nargs; a++) {

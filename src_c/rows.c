@@ -142,7 +142,7 @@ static void compute_row(fa_row *r, const fa_cost *split) {
     if (r->spec->direction == FA_FWD) {
         pass(r, PASS_MAX, split);
         double m = r->part[0][0];
-        for (ptrdiff_t c = 1; c < stretches; c++) m = isgreater(r->part[c][0], m) ? r->part[c][0] : m;
+        for (ptrdiff_t c = 1; c < stretches; c++) m = r->part[c][0] > m ? r->part[c][0] : m; /* never NaN */
         r->m = m;
         if (isinf(m)) {
             special_row(r);

@@ -108,6 +108,10 @@ class Op:
 # EPYC (Zen 3) with AVX2, measured with tools/thread_threshold.py --costs. It
 # is only an estimate: the thread split uses each kernel's own measured cost
 # (src_c/threads.c), and this answers fastact._ext.thread_threshold until then.
+# what the gated units' docs say of an activation value that underflows
+_GATED_SUBNORMAL = (" Where act(gate) is subnormal, its error (up to a subnormal step) is "
+                    "multiplied by |up|, as in the unfused product.")
+
 OPS = (
     Op("relu",
        doc="max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.",
@@ -275,21 +279,21 @@ OPS = (
     # forward and backward in the fused activation's tiers
     Op("swiglu",
        doc="silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. "
-           "The product of the rounded SiLU and up.",
+           "The product of the rounded SiLU and up." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).",
        algorithm="gated", kind="gated", activation="silu", cost="compute", ns_per_element=(1.8, 4.2),
        inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
        backward_outputs=("grad_gate", "grad_up"), forward_ulp=2.0, backward_ulp=4.0,
        torch=("F.silu(gate) * up", "")),
     Op("geglu",
-       doc="gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together.",
+       doc="gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).",
        algorithm="gated", kind="gated", activation="gelu", cost="compute", ns_per_element=(3.2, 16.5),
        inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
        backward_outputs=("grad_gate", "grad_up"), form=Form("geglu", "approximate", "none", is_default=True),
        torch=("F.gelu(gate) * up", "")),
     Op("geglu_tanh",
-       doc="gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU.",
+       doc="gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) with the tanh form's derivative.",
        algorithm="gated", kind="gated", activation="gelu_tanh", cost="compute", ns_per_element=(2.5, 6.0),
        inputs=("gate", "up"), backward_inputs=("grad_output", "gate", "up"),
@@ -297,7 +301,7 @@ OPS = (
        torch=("F.gelu(gate, approximate='tanh') * up", "")),
     Op("glu",
        doc="a·σ(b): the gated linear unit of the two halves a, b of glu's input "
-           "(fastact.glu splits along an axis; this ufunc takes the halves).",
+           "(fastact.glu splits along an axis; this ufunc takes the halves)." + _GATED_SUBNORMAL,
        backward_doc="(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).",
        algorithm="gated", kind="gated", activation="sigmoid", gate_input=1, generated_function=False,
        cost="compute", ns_per_element=(1.8, 4.0),
