@@ -12,7 +12,8 @@
  * contiguous, or float16, are gathered into a buffer of the kernel's type
  * first and scattered after.
  *
- * Special rows, as the limits say: a NaN anywhere makes the row NaN; a row
+ * Special rows, as the limits say: a NaN anywhere makes the row NaN (written
+ * as the one quiet NaN, the same bits on every ISA); a row
  * whose largest element is +inf puts 1/k on each of its k infinities and 0
  * elsewhere (log: -log k and -inf); a row of -inf only is 0/0 = NaN. */
 #include <math.h>
@@ -131,6 +132,12 @@ static void special_row(fa_row *r) {
     }
 }
 
+/* a row whose sum is NaN (a NaN in it): NaN throughout, the one quiet NaN
+ * (which NaN arithmetic returns when two meet depends on operand order) */
+static void nan_row(fa_row *r) {
+    for (ptrdiff_t i = 0; i < r->n; i++) set(r, r->out, i, NAN);
+}
+
 static void compute_row(fa_row *r, const fa_cost *split) {
     ptrdiff_t stretches = (r->n + FA_ROW_STRETCH - 1) / FA_ROW_STRETCH;
     double small[FA_ROW_SMALL_STRETCHES][2];
@@ -151,21 +158,24 @@ static void compute_row(fa_row *r, const fa_cost *split) {
             pass(r, PASS_EXP_STORE, split);
             fold_sums(r, sum);
             r->s = sum[0] + sum[1];
-            pass(r, PASS_SCALE, split);
+            if (r->s != r->s) nan_row(r);
+            else pass(r, PASS_SCALE, split);
         } else {
             pass(r, PASS_EXP_SUM, split);
             double sum[2];
             fold_sums(r, sum);
             /* log(sum) = log1p(sum - 1) with hi - 1 exact (hi >= 1: the max's own term is 1) */
             r->s = log1p((sum[0] - 1.0) + sum[1]);
-            pass(r, PASS_LOG_SHIFT, split);
+            if (r->s != r->s) nan_row(r);
+            else pass(r, PASS_LOG_SHIFT, split);
         }
     } else {
         pass(r, r->spec->op == FA_ROW_SOFTMAX ? PASS_DOT : PASS_SUM, split);
         double sum[2];
         fold_sums(r, sum);
         r->s = sum[0] + sum[1];
-        pass(r, PASS_BWD, split);
+        if (r->s != r->s) nan_row(r);
+        else pass(r, PASS_BWD, split);
     }
     if (r->part != small) free(r->part);
 }
