@@ -244,10 +244,103 @@ static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split)
     }
 }
 
+/* Rows that are not contiguous (softmax along axis 0 of a C-ordered array:
+ * each row's elements a row of the array apart) are gathered FA_ROW_TILE at
+ * a time, element i of every row of the tile together: neighbouring rows
+ * usually share cache lines, which row-by-row gathering would read once per
+ * row, and the lines of element i + 8 are prefetched (a column walk defeats
+ * the hardware prefetchers). The buffer holds the tile's rows contiguous,
+ * for compute_row. */
+#define FA_ROW_TILE 64
+#if defined(__GNUC__) || defined(__clang__)
+#define FA_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define FA_PREFETCH(p) ((void)(p))
+#endif
+#define FA_ROW_TILE_BYTES (4 << 20) /* beyond it, row by row */
+
+/* count rows' element i, for i < n, from the stored dtype into count
+ * contiguous rows of the kernel's type at dst, ld elements apart (and back,
+ * scatter_tile) */
+#define FA_TILE_LOOPS_(stored_t, kernel_t, load, store)                                          \
+    static void gather_tile_##stored_t(const char *src, ptrdiff_t outer, ptrdiff_t core, ptrdiff_t n, \
+                                       ptrdiff_t count, char *dst, ptrdiff_t ld) {               \
+        for (ptrdiff_t i = 0; i < n; i++) {                                                     \
+            if (i + 8 < n) /* the memory a column walk reads is far apart: ask early */          \
+                for (ptrdiff_t t = 0; t < count; t += 64 / (ptrdiff_t)sizeof(stored_t))          \
+                    FA_PREFETCH(src + t * outer + (i + 8) * core);                               \
+            for (ptrdiff_t t = 0; t < count; t++)                                               \
+                ((kernel_t *)dst)[t * ld + i] = load(*(const stored_t *)(src + t * outer + i * core)); \
+        }                                                                                       \
+    }                                                                                           \
+    static void scatter_tile_##stored_t(const char *src, char *dst, ptrdiff_t outer, ptrdiff_t core, \
+                                        ptrdiff_t n, ptrdiff_t count, ptrdiff_t ld) {            \
+        for (ptrdiff_t i = 0; i < n; i++)                                                       \
+            for (ptrdiff_t t = 0; t < count; t++)                                               \
+                *(stored_t *)(dst + t * outer + i * core) = store(((const kernel_t *)src)[t * ld + i]); \
+    }
+#define FA_AS_IS_(v) (v)
+FA_TILE_LOOPS_(uint16_t, float, fa_half_to_float, fa_float_to_half)
+FA_TILE_LOOPS_(float, float, FA_AS_IS_, FA_AS_IS_)
+FA_TILE_LOOPS_(double, double, FA_AS_IS_, FA_AS_IS_)
+
+static void gather_tile(const fa_rows_job *job, const char *src, ptrdiff_t outer, ptrdiff_t core, ptrdiff_t count,
+                        char *dst, ptrdiff_t ld) {
+    if (job->stored == FA_STORED_F16) gather_tile_uint16_t(src, outer, core, job->n, count, dst, ld);
+    else if (job->stored == FA_STORED_F32) gather_tile_float(src, outer, core, job->n, count, dst, ld);
+    else gather_tile_double(src, outer, core, job->n, count, dst, ld);
+}
+
+static void scatter_tile(const fa_rows_job *job, const char *src, char *dst, ptrdiff_t outer, ptrdiff_t core,
+                         ptrdiff_t count, ptrdiff_t ld) {
+    if (job->stored == FA_STORED_F16) scatter_tile_uint16_t(src, dst, outer, core, job->n, count, ld);
+    else if (job->stored == FA_STORED_F32) scatter_tile_float(src, dst, outer, core, job->n, count, ld);
+    else scatter_tile_double(src, dst, outer, core, job->n, count, ld);
+}
+
+static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count) {
+    int nargs = job->nin + 1;
+    /* the buffer's rows 64 bytes more than a row apart: rows a multiple of 4 KiB
+     * apart share cache sets, and the gather writes to every row in turn */
+    ptrdiff_t ld = job->n + 64 / job->size;
+    size_t row_bytes = (size_t)(ld * job->size);
+    char *buffer = count > 1 && (size_t)nargs * (size_t)count * row_bytes <= FA_ROW_TILE_BYTES
+                       ? malloc((size_t)nargs * (size_t)count * row_bytes)
+                       : NULL;
+    if (!buffer) {
+        for (ptrdiff_t t = 0; t < count; t++) one_row(job, row0 + t, NULL);
+        return;
+    }
+    for (int a = 0; a < job->nin; a++)
+        gather_tile(job, job->args[a] + row0 * job->outer[a], job->outer[a], job->core[a], count,
+                    buffer + (size_t)a * (size_t)count * row_bytes, ld);
+    char *outs = buffer + (size_t)job->nin * (size_t)count * row_bytes;
+    for (ptrdiff_t t = 0; t < count; t++) {
+        fa_row r = {job->k, job->spec, job->size, NULL, NULL, NULL, job->n, NULL, 0, 0, 0};
+        r.a = buffer + (size_t)t * row_bytes;
+        r.b = job->nin > 1 ? buffer + ((size_t)count + (size_t)t) * row_bytes : NULL;
+        r.out = outs + (size_t)t * row_bytes;
+        compute_row(&r, NULL);
+    }
+    int o = job->nin;
+    scatter_tile(job, outs, job->args[o] + row0 * job->outer[o], job->outer[o], job->core[o], count, ld);
+    free(buffer);
+}
+
 /* fa_parallel_for's body over rows * n elements: the rows that begin in [begin, end) */
 static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     const fa_rows_job *job = ctx;
-    for (ptrdiff_t row = (begin + job->n - 1) / job->n; row * job->n < end; row++) one_row(job, row, NULL);
+    ptrdiff_t row = (begin + job->n - 1) / job->n, last = (end + job->n - 1) / job->n;
+    int direct = job->stored != FA_STORED_F16;
+    for (int a = 0; a <= job->nin; a++) direct &= job->core[a] == job->size;
+    if (direct) {
+        for (; row < last; row++) one_row(job, row, NULL);
+        return;
+    }
+    for (ptrdiff_t count; row < last; row += count) {
+        count = last - row < FA_ROW_TILE ? last - row : FA_ROW_TILE;
+        tile_of_rows(job, row, count);
+    }
 }
 
 static void run(int stored, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
