@@ -291,7 +291,7 @@ check_asan() {
     # test_family runs every one of them, parameters included).
     mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
         tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py tests/test_threads.py \
-        tests/test_family.py)
+        tests/test_family.py tests/test_rows.py tests/test_fused.py)
     run_check "$preload" "${files[@]}" \
         -k "not float32_sweep and not (rounding_mode and (downward or towardzero)) and not ($SAME_PATHS)"
 }
@@ -322,9 +322,9 @@ check_tsan() {
     # Every test that starts the pool or splits a call, overlaps of out= and
     # the inputs, and all of test_threads, test_fuzz and test_robustness
     # (module names match -k) but two of the three rounding-mode subprocesses
-    # (as for asan).
+    # (as for asan); softmax's rows and the fused ops' thread tests.
     mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_threads.py \
-        tests/test_robustness.py tests/test_fuzz.py)
+        tests/test_robustness.py tests/test_fuzz.py tests/test_rows.py tests/test_fused.py)
     run_check "$preload" "${files[@]}" \
         -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not (rounding_mode and (downward or towardzero)) and not ($SAME_PATHS)"
 }
