@@ -9,7 +9,7 @@ _ROW_DOCS = {
     "softmax": (
         "softmax(x, axis=-1): exp(x - max) / sum(exp(x - max)) along axis.\n\n"
         "The sum is compensated and added in a fixed order: every ISA and thread count gives the "
-        "same bits. Within 2 ULP per element (rows of any length up to 2^20 and beyond). Special "
+        "same bits. Within 2.5 ULP per element (rows of any length, 2^20 and beyond). Special "
         "rows: a NaN makes its row NaN; -inf entries give 0; k entries of +inf share the row "
         "(1/k each, 0 elsewhere); a row of -inf only gives NaN (0/0)."),
     "softmax_backward": (
