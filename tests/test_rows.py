@@ -532,3 +532,16 @@ def test_torch_differs_on_infinite_rows():
     # rows with -inf entries (masks) agree exactly in where the zeros are
     m = np.array([[0.5, -np.inf, 2.0, -np.inf]], dtype=np.float32)
     assert_same_bits(fa.softmax(m) == 0, torch.softmax(torch.from_numpy(m), -1).numpy() == 0, "mask zeros")
+
+
+def test_dask_applies_the_generalized_ufunc_chunk_by_chunk():
+    """The gufunc signature lets dask.array.apply_gufunc run softmax on each chunk along an
+    unchunked axis: the same bits as one call on the whole array (rows, or axis 0)."""
+    da = pytest.importorskip("dask.array")
+    x = np.random.default_rng(9).normal(0, 3, (1000, 300)).astype(np.float32)
+    by_rows = da.apply_gufunc(fa.ufuncs.softmax, "(n)->(n)", da.from_array(x, chunks=(128, 300)),
+                              output_dtypes=np.float32)
+    assert_same_bits(by_rows.compute(), fa.softmax(x), "dask, rows chunked")
+    by_columns = da.apply_gufunc(fa.ufuncs.log_softmax, "(n)->(n)", da.from_array(x, chunks=(1000, 64)),
+                                 axes=[(0,), (0,)], output_dtypes=np.float32)
+    assert_same_bits(by_columns.compute(), fa.log_softmax(x, axis=0), "dask, columns chunked")
