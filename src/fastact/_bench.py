@@ -256,13 +256,9 @@ def structured_table(records):
              + " | ".join(f"{i} vs fastest peer" for i in ours) + " |",
              "|---|---|---|---:|" + "---:|" * (len(impls) + len(ours))]
     for (name, direction, shape, axis, threads), row in cells.items():
-        peers = [r for i, r in row.items() if rows.kind(i) == "peer"]
-        best = min(peers, key=lambda r: r["seconds"], default=None)
-        ratios = [f"{best['seconds'] / row[i]['seconds']:.2f}× {best['impl']}" if best and i in row else "—"
-                  for i in ours]
-        values = [f"{gelem_per_s(row[i]):.3f}" if i in row else "—" for i in impls]
+        values = cell_columns(row, impls, ours, lambda i: rows.kind(i) == "peer")
         lines.append(f"| {name} | {direction} | {rows.label(name, shape, axis)} | {threads} | "
-                     + " | ".join(values + ratios) + " |")
+                     + " | ".join(values) + " |")
     return "\n".join(lines)
 
 
@@ -379,6 +375,16 @@ def gelem_per_s(record):
     return record["size"] / record["seconds"] / 1e9
 
 
+def cell_columns(row, impls, ours, is_peer):
+    """One table row's cells: Gelem/s of each implementation, then each of ours
+    over the fastest peer (peer time / our time) and that peer's name."""
+    peers = [r for i, r in row.items() if is_peer(i)]
+    best = min(peers, key=lambda r: r["seconds"], default=None)
+    ratios = [f"{best['seconds'] / row[i]['seconds']:.2f}× {best['impl']}" if best and i in row else "—"
+              for i in ours]
+    return [f"{gelem_per_s(row[i]):.3f}" if i in row else "—" for i in impls] + ratios
+
+
 def markdown_table(records):
     """One row per cell: Gelem/s of each implementation, and each fastact tier's
     speedup over the fastest peer (peer time / fastact time; > 1: fastact is faster)."""
@@ -395,13 +401,9 @@ def markdown_table(records):
              "|---|---|---|---:|---:|" + "---:|" * (len(impls) + len(ours))]
     for (name, direction, dtype, size, threads), row in sorted(cells.items(),
                                                                key=lambda kv: order[kv[0]]):
-        peers = [r for i, r in row.items() if IMPLS[i].kind == "peer"]
-        best = min(peers, key=lambda r: r["seconds"], default=None)
-        ratios = [f"{best['seconds'] / row[i]['seconds']:.2f}× {best['impl']}" if best and i in row else "—"
-                  for i in ours]
-        values = [f"{gelem_per_s(row[i]):.3f}" if i in row else "—" for i in impls]
+        values = cell_columns(row, impls, ours, lambda i: IMPLS[i].kind == "peer")
         lines.append(f"| {name} | {direction} | {dtype} | {size_label(size)} | {threads} | "
-                     + " | ".join(values + ratios) + " |")
+                     + " | ".join(values) + " |")
     return "\n".join(lines)
 
 
