@@ -1,7 +1,7 @@
 /* Which kernel set runs: CPU detection (CPUID and XGETBV), the FASTACT_ISA
  * cap, and the current table. Each ISA name is a feature bundle defined here
  * and nowhere else:
- *   avx2   = AVX2 + FMA3 with YMM state enabled by the OS
+ *   avx2   = AVX2 + FMA3 + F16C with YMM state enabled by the OS
  *   avx512 = AVX-512F (+ AVX2 + FMA3) with ZMM and opmask state enabled
  * "avx512-emulated" (tests only) needs avx2 and a build with SIMDe. */
 #include <stdatomic.h>
@@ -45,14 +45,14 @@ static unsigned detect(void) {
 #if defined(FA_X86_CPUID) && defined(FA_HAVE_X86_KERNELS)
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return ok;
-    int fma = c >> 12 & 1, osxsave = c >> 27 & 1, avx = c >> 28 & 1;
+    int fma = c >> 12 & 1, osxsave = c >> 27 & 1, avx = c >> 28 & 1, f16c = c >> 29 & 1;
     if (!(osxsave && avx)) return ok;
     uint64_t xcr0 = read_xcr0();
     int ymm_state = (xcr0 & 0x6) == 0x6;           /* XMM | YMM */
     int zmm_state = (xcr0 & 0xe6) == 0xe6;         /* XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return ok;
     int avx2 = b >> 5 & 1, avx512f = b >> 16 & 1;
-    if (avx2 && fma && ymm_state) {
+    if (avx2 && fma && f16c && ymm_state) {
         ok |= 1u << FA_ISA_AVX2;
 #if defined(FA_HAVE_AVX512_EMULATION)
         ok |= 1u << FA_ISA_AVX512_EMULATED;

@@ -8,6 +8,7 @@
 void fa_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
+void fa_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 const void *fa_loop_data(int op, int direction, int tier); /* NULL when out of range */
 
 /* Elements per thread below which a contiguous forward call stays on one
@@ -19,7 +20,8 @@ ptrdiff_t fa_thread_threshold(int op, int f64);
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n);
 /* The cost per element (ns) the model uses for a kernel under the current
  * ISA, contiguous (gathered = 0) or through buffers: measured, or 0 when not
- * yet measured; and the manifest's estimate. dtype: 0 float16, 1 float32, 2 float64. */
+ * yet measured; and the manifest's estimate. dtype: 0 float16, 1 float32, 2 float64,
+ * 3 bfloat16. */
 double fa_cost_ns(int op, int direction, int dtype, int gathered);
 double fa_cost_estimate_ns(int op, int f64);
 
@@ -34,5 +36,6 @@ enum { FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX, FA_N_ROW_OPS };
 void fa_row_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_row_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_row_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
+void fa_row_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 const void *fa_row_loop_data(int op, int direction); /* NULL when out of range */
 #endif

@@ -1,8 +1,9 @@
-/* IEEE binary16 <-> binary32, round to nearest even, NaN kept quiet; the
- * portable path for float16 arrays, which are computed in float32. */
+/* The 16-bit types <-> binary32, round to nearest even, NaN kept quiet:
+ * IEEE binary16 (float16) and bfloat16, both computed in float32. */
 #ifndef FA_HALF_H
 #define FA_HALF_H
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 static inline float fa_half_to_float(uint16_t h) {
@@ -10,7 +11,7 @@ static inline float fa_half_to_float(uint16_t h) {
     uint32_t bits;
     float f;
     if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | mantissa << 13;
+        bits = sign | 0x7f800000u | mantissa << 13 | (mantissa ? 0x400000u : 0); /* NaN made quiet, as F16C does */
     } else if (exponent == 0) {
         f = (float)mantissa * 0x1p-24f; /* exact: subnormal or zero */
         memcpy(&bits, &f, sizeof bits);
@@ -41,5 +42,60 @@ static inline uint16_t fa_float_to_half(float f) {
     /* normal: rebias the exponent by -112 and round the 13 dropped bits to even */
     ax += 0xc8000fffu + (ax >> 13 & 1u);
     return sign | (uint16_t)(ax >> 13);
+}
+
+/* bfloat16: the top half of a binary32, rounded to nearest even, NaN kept quiet */
+static inline float fa_bf16_to_float(uint16_t h) {
+    uint32_t bits = (uint32_t)((h & 0x7fffu) > 0x7f80u ? h | 0x40u : h) << 16; /* NaN made quiet */
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline uint16_t fa_float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7fffu + (x >> 16 & 1u)) >> 16);
+}
+
+/* Is the binary32 value f exactly halfway between two neighbours of the
+ * 16-bit type? Then rounding it to nearest may go the wrong way: f is itself a
+ * rounding of the true result, which lies on one side. */
+static inline int fa_is_half_tie(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    x &= 0x7fffffffu;
+    if (x > 0x477ff000u) return 0; /* beyond 65520, the tie below inf; or NaN */
+    if (x >= 0x38800000u) return (x & 0x1fffu) == 0x1000u;
+    float scaled = fabsf(f) * 0x1p25f; /* odd multiples of 2^-25 are the subnormal ties */
+    return scaled == (float)(int32_t)scaled && ((int32_t)scaled & 1);
+}
+
+static inline int fa_is_bf16_tie(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    x &= 0x7fffffffu;
+    return x < 0x7f800000u && (x & 0xffffu) == 0x8000u;
+}
+
+/* A binary64 value rounded once to the 16-bit type: through binary32, whose
+ * rounding can only mislead when it lands on a tie of the 16-bit type, and is
+ * then nudged one step towards d (round to odd). */
+static inline float fa_toward_(double d, float f) {
+    if ((double)f == d) return f;
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    x += ((double)f < d) == (f > 0) ? 1 : -1; /* away from zero, or towards it */
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+static inline uint16_t fa_double_to_half(double d) {
+    float f = (float)d;
+    return fa_float_to_half(fa_is_half_tie(f) ? fa_toward_(d, f) : f);
+}
+static inline uint16_t fa_double_to_bf16(double d) {
+    float f = (float)d;
+    return fa_float_to_bf16(fa_is_bf16_tie(f) ? fa_toward_(d, f) : f);
 }
 #endif

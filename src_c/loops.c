@@ -1,8 +1,10 @@
 /* NumPy ufunc inner loops, one per storage dtype, for every operation and
  * arity of the manifest. Contiguous float32/float64 data goes straight to
- * the current kernel; anything else (strides, broadcasting, float16) is
- * gathered into a buffer, computed by the same kernel and scattered, so every
- * layout gives the same bits. Large calls are split across threads. */
+ * the current kernel; strided or broadcast data is gathered into a buffer,
+ * computed by the same kernel and scattered, so every layout gives the same
+ * bits. float16 and bfloat16 are widened to float32 a block at a time (in
+ * registers where contiguous), computed by the float32 kernel and rounded
+ * back once (see fix_ties). Large calls are split across threads. */
 #include <fenv.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 
 #include "fastact.h"
 #include "fastact_loops.h"
+#include "convert16.h"
 #include "half.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
@@ -30,7 +33,7 @@ static const int op_nparams[FA_N_OPS] = FA_OP_NPARAMS_INIT;
  * estimate (ns per element on one AVX2 core) only answers
  * fa_thread_threshold before the first measurement. Tests and measuring
  * tools may fix the elements per thread instead. */
-enum { FA_N_STORED = 3 };
+enum { FA_N_STORED = 4 }; /* float16, float32, float64, bfloat16 */
 static unsigned _Atomic cost_ps[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][FA_N_STORED][2][FA_N_ISAS];
 static const double cost_estimate_ns[FA_N_OPS][FA_N_KDTYPES] = FA_OP_NS_PER_ELEMENT_INIT;
 static ptrdiff_t fixed_min_per_thread[FA_N_OPS][FA_N_KDTYPES]; /* 0: the cost model */
@@ -73,8 +76,19 @@ typedef void (*fa_scatter_fn)(const void *src, char *dst, ptrdiff_t step, ptrdif
     }
 #define FA_AS_IS(v) (v)
 FA_DEFINE_COPY(f16, uint16_t, float, fa_half_to_float, fa_float_to_half)
+FA_DEFINE_COPY(bf16, uint16_t, float, fa_bf16_to_float, fa_float_to_bf16)
 FA_DEFINE_COPY(f32, float, float, FA_AS_IS, FA_AS_IS)
 FA_DEFINE_COPY(f64, double, double, FA_AS_IS, FA_AS_IS)
+
+/* a 16-bit type, element by element */
+typedef struct {
+    int bf16;
+    uint16_t (*narrow)(float);
+    int (*is_tie)(float);
+    uint16_t (*from_double)(double);
+} fa_half_type;
+static const fa_half_type half_f16 = {0, fa_float_to_half, fa_is_half_tie, fa_double_to_half};
+static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_is_bf16_tie, fa_double_to_bf16};
 
 typedef struct {
     ptrdiff_t size;       /* bytes per stored element */
@@ -82,13 +96,15 @@ typedef struct {
     int native;           /* contiguous data can go to the kernel as is */
     fa_gather_fn gather;
     fa_scatter_fn scatter;
+    const fa_half_type *half; /* float16 and bfloat16; NULL otherwise */
 } fa_dtype;
 
-enum { FA_F16, FA_F32, FA_F64 };
+enum { FA_F16, FA_F32, FA_F64, FA_BF16 };
 static const fa_dtype dtypes[] = {
-    [FA_F16] = {2, FA_KF32, 0, gather_f16, scatter_f16},
-    [FA_F32] = {4, FA_KF32, 1, gather_f32, scatter_f32},
-    [FA_F64] = {8, FA_KF64, 1, gather_f64, scatter_f64},
+    [FA_F16] = {2, FA_KF32, 0, gather_f16, scatter_f16, &half_f16},
+    [FA_F32] = {4, FA_KF32, 1, gather_f32, scatter_f32, NULL},
+    [FA_F64] = {8, FA_KF64, 1, gather_f64, scatter_f64, NULL},
+    [FA_BF16] = {2, FA_KF32, 0, gather_bf16, scatter_bf16, &half_bf16},
 };
 
 /* ---- ufunc loop data: which kernel, and its arity ---- */
@@ -117,21 +133,26 @@ typedef struct {
     ptrdiff_t steps[FA_MAX_ARGS];
     ptrdiff_t block; /* elements per kernel call, at most (see fa_order) */
     const double *params; /* the op's parameters, the same for every element of the job */
-    int half_sum_at;      /* >= 0: float16 x + bias at inputs [at], [at + 1] (see round_half_sums) */
+    int half_sum_at;      /* >= 0: 16-bit x + bias at inputs [at], [at + 1] (see round_half_sums) */
+    /* 16-bit types: */
+    fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
+    const fa_convert16_set *convert; /* the current ISA's conversions */
+    fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
- * as the unfused computation rounds it. A float16 job computes in float32,
- * so its sum is rounded to float16 here, into x's buffer, and bias becomes
- * -0.0, which the kernel adds exactly (x + -0.0 is x, -0.0 included). */
+ * as the unfused computation rounds it. A 16-bit job computes in float32,
+ * so its sum is rounded to the 16-bit type here, into x's buffer, and bias
+ * becomes -0.0, which the kernel adds exactly (x + -0.0 is x, -0.0 included). */
 #define FA_BIAS_FLAG_(op, OP, act) [FA_##OP] = 1,
 static const char is_bias_op[FA_N_OPS] = {FA_BIAS_OPS(FA_BIAS_FLAG_)};
 #undef FA_BIAS_FLAG_
 
-static void round_half_sums(float *x, float *bias, ptrdiff_t n) {
+static void round_half_sums(const fa_half_type *half, float *x, float *bias, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) {
         float sum = x[i] != x[i] ? x[i] : x[i] + bias[i]; /* x's NaN first, as the kernel */
-        x[i] = fa_half_to_float(fa_float_to_half(sum));
+        uint16_t rounded = half->narrow(sum);
+        x[i] = half->bf16 ? fa_bf16_to_float(rounded) : fa_half_to_float(rounded);
         bias[i] = -0.0f;
     }
 }
@@ -192,12 +213,13 @@ static fa_order job_order(const fa_job *job, ptrdiff_t n) {
 
 /* ---- running a range of elements ---- */
 
-static int is_contiguous(const fa_job *job) {
-    if (!job->dtype->native) return 0;
+static int unit_steps(const fa_job *job) {
     for (int i = 0; i < job->nargs; i++)
         if (job->steps[i] != job->dtype->size) return 0;
     return 1;
 }
+
+static int is_contiguous(const fa_job *job) { return job->dtype->native && unit_steps(job); }
 
 static void run_contiguous(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const void *in[FA_MAX_INPUTS];
@@ -232,8 +254,6 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         n = end - start < block ? end - start : block;
         for (int i = 0; i < job->nin; i++)
             job->dtype->gather(job->args[i] + start * job->steps[i], job->steps[i], (void *)in[i], n);
-        if (job->half_sum_at >= 0)
-            round_half_sums((float *)in[job->half_sum_at], (float *)in[job->half_sum_at + 1], n);
         job->kernel(in, out, n, job->params);
         for (int o = job->nin; o < job->nargs; o++)
             job->dtype->scatter(out[o - job->nin], job->args[o] + start * job->steps[o], job->steps[o], n);
@@ -241,9 +261,94 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     free(heap);
 }
 
+/* A float32 result on a tie of the 16-bit type (exactly halfway between two
+ * of its neighbours) came from a true value on one side of it, which rounding
+ * the tie to even ignores: gelu(2^-24) would round to 0. Those elements are
+ * recomputed by the float64 kernel and rounded once from there (half.h). They
+ * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16. */
+static void fix_ties(const fa_job *job, float *const *in, float *const *out, uint16_t *const *out16, ptrdiff_t n) {
+    const fa_half_type *half = job->dtype->half;
+    int nout = job->nargs - job->nin;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        unsigned tied = 0;
+        for (int o = 0; o < nout; o++) tied |= (unsigned)half->is_tie(out[o][i]) << o;
+        if (!tied) continue;
+        double wide_in[FA_MAX_INPUTS], wide_out[FA_MAX_OUTPUTS];
+        const void *in_at[FA_MAX_INPUTS];
+        void *out_at[FA_MAX_OUTPUTS];
+        for (int k = 0; k < job->nin; k++) wide_in[k] = in[k][i], in_at[k] = &wide_in[k];
+        for (int o = 0; o < nout; o++) out_at[o] = &wide_out[o];
+        job->wide(in_at, out_at, 1, job->params);
+        for (int o = 0; o < nout; o++)
+            if (tied >> o & 1) out16[o][i] = half->from_double(wide_out[o]);
+    }
+}
+
+/* float16 and bfloat16, a block at a time: widened to float32 (contiguous
+ * inputs in registers), computed by the float32 kernel, rounded back (into
+ * the output itself where contiguous) and ties resolved. ReLU computes on the
+ * 16-bit values themselves. */
+static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
+    const fa_half_type *half = job->dtype->half;
+    const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
+    int nout = job->nargs - job->nin;
+    if (job->relu16 && unit_steps(job)) {
+        const uint16_t *in16[FA_MAX_INPUTS];
+        for (ptrdiff_t start = begin, n; start < end; start += n) {
+            n = end - start < job->block ? end - start : job->block;
+            for (int i = 0; i < job->nin; i++) in16[i] = (const uint16_t *)job->args[i] + start;
+            job->relu16(in16, (uint16_t *)job->args[job->nin] + start, n, half->bf16);
+        }
+        return;
+    }
+    typedef struct {
+        float wide[FA_MAX_ARGS][FA_BLOCK];
+        uint16_t narrow[FA_MAX_OUTPUTS][FA_BLOCK];
+    } buffers_t;
+    _Alignas(64) float small[FA_MAX_ARGS][FA_SMALL_BLOCK];
+    _Alignas(64) uint16_t small16[FA_MAX_OUTPUTS][FA_SMALL_BLOCK];
+    buffers_t *heap = NULL;
+    ptrdiff_t block = job->block;
+    if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK) heap = aligned_alloc(64, sizeof(buffers_t));
+    ptrdiff_t capacity = heap ? FA_BLOCK : FA_SMALL_BLOCK;
+    if (block > capacity) block = capacity;
+    float *in[FA_MAX_INPUTS], *out[FA_MAX_OUTPUTS];
+    uint16_t *out16[FA_MAX_OUTPUTS];
+    for (int a = 0; a < job->nargs; a++) {
+        float *buffer = heap ? heap->wide[a] : small[a];
+        if (a < job->nin) in[a] = buffer;
+        else out[a - job->nin] = buffer;
+    }
+    for (ptrdiff_t start = begin, n; start < end; start += n) {
+        n = end - start < block ? end - start : block;
+        for (int i = 0; i < job->nin; i++) {
+            const char *src = job->args[i] + start * job->steps[i];
+            if (job->steps[i] == 2) convert->widen((const uint16_t *)src, in[i], n);
+            else job->dtype->gather(src, job->steps[i], in[i], n);
+        }
+        if (job->half_sum_at >= 0) round_half_sums(half, in[job->half_sum_at], in[job->half_sum_at + 1], n);
+        job->kernel((const void *const *)in, (void *const *)out, n, job->params);
+        int maybe_tie = 0;
+        for (int o = 0; o < nout; o++) {
+            int a = job->nin + o;
+            out16[o] = job->steps[a] == 2 ? (uint16_t *)(job->args[a] + start * 2) : heap ? heap->narrow[o] : small16[o];
+            maybe_tie |= convert->narrow(out[o], out16[o], n);
+        }
+        if (maybe_tie) fix_ties(job, in, out, out16, n);
+        for (int o = 0; o < nout; o++) {
+            int a = job->nin + o;
+            if (job->steps[a] == 2) continue;
+            char *dst = job->args[a] + start * job->steps[a];
+            for (ptrdiff_t i = 0; i < n; i++) *(uint16_t *)(dst + i * job->steps[a]) = out16[o][i];
+        }
+    }
+    free(heap);
+}
+
 static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     const fa_job *job = ctx;
-    if (is_contiguous(job)) run_contiguous(job, begin, end);
+    if (job->dtype->half) run_half(job, begin, end);
+    else if (is_contiguous(job)) run_contiguous(job, begin, end);
     else run_gathered(job, begin, end);
 }
 
@@ -278,7 +383,7 @@ static void run_job(fa_job *job, const fa_loop_spec *spec, int dtype_index, ptrd
     fa_order order = job_order(job, n);
     job->block = order.block;
     if (order.split_ok) {
-        fa_cost cost = {&cost_ps[spec->op][spec->direction][spec->tier][dtype_index][!is_contiguous(job)]
+        fa_cost cost = {&cost_ps[spec->op][spec->direction][spec->tier][dtype_index][!unit_steps(job)]
                                 [fa_isa_current()],
                         fixed_min_per_thread[spec->op][job->dtype->kdtype]};
         fa_parallel_for(n, &cost, FA_GRAIN, run_range, job);
@@ -300,10 +405,16 @@ static int same_params(char *const *param, const ptrdiff_t *step, int nparams, p
 static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_loop_spec *spec = data;
     const fa_dtype *dtype = &dtypes[dtype_index];
+    const fa_kernels *kernels = fa_kernels_current();
     double params[FA_MAX_PARAMS];
-    fa_job job = {fa_kernels_current()->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
+    fa_job job = {kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
-                  dtype_index == FA_F16 && is_bias_op[spec->op] ? spec->nin - 2 : -1};
+                  dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
+                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], NULL, NULL};
+    if (dtype->half) {
+        job.convert = fa_convert16_for(fa_isa_current());
+        if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
+    }
     char *const *param = args + spec->nin;
     const ptrdiff_t *param_step = steps + spec->nin;
     for (int a = 0; a < job.nargs; a++) {
@@ -340,4 +451,7 @@ void fa_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, voi
 }
 void fa_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
     run(FA_F64, args, dims, steps, data);
+}
+void fa_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_BF16, args, dims, steps, data);
 }

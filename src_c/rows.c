@@ -44,7 +44,8 @@ const void *fa_row_loop_data(int op, int direction) {
 /* measured cost per element: [op][direction][kernel dtype][split by rows?][isa] */
 static unsigned _Atomic row_cost_ps[FA_N_ROW_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][2][FA_N_ISAS];
 
-enum { FA_STORED_F16, FA_STORED_F32, FA_STORED_F64 };
+enum { FA_STORED_F16, FA_STORED_F32, FA_STORED_F64, FA_STORED_BF16 };
+#define FA_IS_16BIT_(stored) ((stored) == FA_STORED_F16 || (stored) == FA_STORED_BF16)
 
 /* ---- one row, contiguous, of the kernel's type ---- */
 
@@ -198,6 +199,7 @@ static void gather(const fa_rows_job *job, const char *src, ptrdiff_t step, char
     for (ptrdiff_t i = 0; i < job->n; i++, src += step) {
         switch (job->stored) {
         case FA_STORED_F16: ((float *)dst)[i] = fa_half_to_float(*(const uint16_t *)src); break;
+        case FA_STORED_BF16: ((float *)dst)[i] = fa_bf16_to_float(*(const uint16_t *)src); break;
         case FA_STORED_F32: ((float *)dst)[i] = *(const float *)src; break;
         default: ((double *)dst)[i] = *(const double *)src; break;
         }
@@ -208,6 +210,7 @@ static void scatter(const fa_rows_job *job, const char *src, char *dst, ptrdiff_
     for (ptrdiff_t i = 0; i < job->n; i++, dst += step) {
         switch (job->stored) {
         case FA_STORED_F16: *(uint16_t *)dst = fa_float_to_half(((const float *)src)[i]); break;
+        case FA_STORED_BF16: *(uint16_t *)dst = fa_float_to_bf16(((const float *)src)[i]); break;
         case FA_STORED_F32: *(float *)dst = ((const float *)src)[i]; break;
         default: *(double *)dst = ((const double *)src)[i]; break;
         }
@@ -215,7 +218,7 @@ static void scatter(const fa_rows_job *job, const char *src, char *dst, ptrdiff_
 }
 
 static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split) {
-    int nargs = job->nin + 1, direct = job->stored != FA_STORED_F16;
+    int nargs = job->nin + 1, direct = !FA_IS_16BIT_(job->stored);
     for (int a = 0; a < nargs; a++) direct &= job->core[a] == job->size;
     char *p[3];
     for (int a = 0; a < nargs; a++) p[a] = job->args[a] + row * job->outer[a];
@@ -226,6 +229,7 @@ static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split)
             for (ptrdiff_t i = 0; i < job->n; i++) {
                 char *dst = p[job->nin] + i * job->core[job->nin];
                 if (job->stored == FA_STORED_F16) *(uint16_t *)dst = 0x7e00;
+                else if (job->stored == FA_STORED_BF16) *(uint16_t *)dst = 0x7fc0;
                 else if (job->stored == FA_STORED_F32) *(float *)dst = NAN;
                 else *(double *)dst = NAN;
             }
@@ -262,8 +266,8 @@ static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split)
 /* count rows' element i, for i < n, from the stored dtype into count
  * contiguous rows of the kernel's type at dst, ld elements apart (and back,
  * scatter_tile) */
-#define FA_TILE_LOOPS_(stored_t, kernel_t, load, store)                                          \
-    static void gather_tile_##stored_t(const char *src, ptrdiff_t outer, ptrdiff_t core, ptrdiff_t n, \
+#define FA_TILE_LOOPS_(tag, stored_t, kernel_t, load, store)                                          \
+    static void gather_tile_##tag(const char *src, ptrdiff_t outer, ptrdiff_t core, ptrdiff_t n, \
                                        ptrdiff_t count, char *dst, ptrdiff_t ld) {               \
         for (ptrdiff_t i = 0; i < n; i++) {                                                     \
             if (i + 8 < n) /* the memory a column walk reads is far apart: ask early */          \
@@ -273,29 +277,32 @@ static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split)
                 ((kernel_t *)dst)[t * ld + i] = load(*(const stored_t *)(src + t * outer + i * core)); \
         }                                                                                       \
     }                                                                                           \
-    static void scatter_tile_##stored_t(const char *src, char *dst, ptrdiff_t outer, ptrdiff_t core, \
+    static void scatter_tile_##tag(const char *src, char *dst, ptrdiff_t outer, ptrdiff_t core, \
                                         ptrdiff_t n, ptrdiff_t count, ptrdiff_t ld) {            \
         for (ptrdiff_t i = 0; i < n; i++)                                                       \
             for (ptrdiff_t t = 0; t < count; t++)                                               \
                 *(stored_t *)(dst + t * outer + i * core) = store(((const kernel_t *)src)[t * ld + i]); \
     }
 #define FA_AS_IS_(v) (v)
-FA_TILE_LOOPS_(uint16_t, float, fa_half_to_float, fa_float_to_half)
-FA_TILE_LOOPS_(float, float, FA_AS_IS_, FA_AS_IS_)
-FA_TILE_LOOPS_(double, double, FA_AS_IS_, FA_AS_IS_)
+FA_TILE_LOOPS_(f16, uint16_t, float, fa_half_to_float, fa_float_to_half)
+FA_TILE_LOOPS_(bf16, uint16_t, float, fa_bf16_to_float, fa_float_to_bf16)
+FA_TILE_LOOPS_(f32, float, float, FA_AS_IS_, FA_AS_IS_)
+FA_TILE_LOOPS_(f64, double, double, FA_AS_IS_, FA_AS_IS_)
 
 static void gather_tile(const fa_rows_job *job, const char *src, ptrdiff_t outer, ptrdiff_t core, ptrdiff_t count,
                         char *dst, ptrdiff_t ld) {
-    if (job->stored == FA_STORED_F16) gather_tile_uint16_t(src, outer, core, job->n, count, dst, ld);
-    else if (job->stored == FA_STORED_F32) gather_tile_float(src, outer, core, job->n, count, dst, ld);
-    else gather_tile_double(src, outer, core, job->n, count, dst, ld);
+    if (job->stored == FA_STORED_F16) gather_tile_f16(src, outer, core, job->n, count, dst, ld);
+    else if (job->stored == FA_STORED_BF16) gather_tile_bf16(src, outer, core, job->n, count, dst, ld);
+    else if (job->stored == FA_STORED_F32) gather_tile_f32(src, outer, core, job->n, count, dst, ld);
+    else gather_tile_f64(src, outer, core, job->n, count, dst, ld);
 }
 
 static void scatter_tile(const fa_rows_job *job, const char *src, char *dst, ptrdiff_t outer, ptrdiff_t core,
                          ptrdiff_t count, ptrdiff_t ld) {
-    if (job->stored == FA_STORED_F16) scatter_tile_uint16_t(src, dst, outer, core, job->n, count, ld);
-    else if (job->stored == FA_STORED_F32) scatter_tile_float(src, dst, outer, core, job->n, count, ld);
-    else scatter_tile_double(src, dst, outer, core, job->n, count, ld);
+    if (job->stored == FA_STORED_F16) scatter_tile_f16(src, dst, outer, core, job->n, count, ld);
+    else if (job->stored == FA_STORED_BF16) scatter_tile_bf16(src, dst, outer, core, job->n, count, ld);
+    else if (job->stored == FA_STORED_F32) scatter_tile_f32(src, dst, outer, core, job->n, count, ld);
+    else scatter_tile_f64(src, dst, outer, core, job->n, count, ld);
 }
 
 static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count) {
@@ -331,7 +338,7 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
 static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     const fa_rows_job *job = ctx;
     ptrdiff_t row = (begin + job->n - 1) / job->n, last = (end + job->n - 1) / job->n;
-    int direct = job->stored != FA_STORED_F16;
+    int direct = !FA_IS_16BIT_(job->stored);
     for (int a = 0; a <= job->nin; a++) direct &= job->core[a] == job->size;
     if (direct) {
         for (; row < last; row++) one_row(job, row, NULL);
@@ -374,4 +381,7 @@ void fa_row_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps,
 }
 void fa_row_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
     run(FA_STORED_F64, args, dims, steps, data);
+}
+void fa_row_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data) {
+    run(FA_STORED_BF16, args, dims, steps, data);
 }

@@ -21,6 +21,7 @@ cdef extern from "fastact_loops.h" nogil:
     void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    void fa_loop_bf16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     const void *fa_loop_data(int op, int direction, int tier)
     Py_ssize_t fa_thread_threshold(int op, int f64)
     void fa_set_thread_threshold(int op, int f64, Py_ssize_t n)
@@ -29,6 +30,7 @@ cdef extern from "fastact_loops.h" nogil:
     void fa_row_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_row_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_row_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
+    void fa_row_loop_bf16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     const void *fa_row_loop_data(int op, int direction)
     enum:
         FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX

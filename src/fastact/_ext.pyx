@@ -24,6 +24,29 @@ dtype_codes[0], dtype_codes[1], dtype_codes[2] = cnp.NPY_FLOAT16, cnp.NPY_FLOAT3
 
 _keep = []  # NumPy keeps the name and doc pointers: the bytes must live as long
 
+# bfloat16 is ml_dtypes' dtype (the one JAX and the NumPy ecosystem use), a
+# NumPy user dtype: where ml_dtypes is installed, every ufunc gets a bfloat16
+# loop too; without it, nothing changes.
+try:
+    import ml_dtypes as _ml_dtypes
+    import numpy as _np
+    BFLOAT16 = _np.dtype(_ml_dtypes.bfloat16)
+except ImportError:
+    BFLOAT16 = None
+
+
+cdef _register_bfloat16(object ufunc, PyUFuncGenericFunction loop, void *data, int nin, int nparams, int nout):
+    """A loop for bfloat16 arrays (float64 parameters), where ml_dtypes is installed."""
+    if BFLOAT16 is None:
+        return
+    cdef int nargs = nin + nparams + nout
+    cdef int *types = <int *>PyMem_Malloc(nargs * sizeof(int))
+    if not types:
+        raise MemoryError()
+    for a in range(nargs):
+        types[a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else BFLOAT16.num
+    cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>ufunc, BFLOAT16.num, loop, types, data)
+
 
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
                         str name, str doc):
@@ -45,8 +68,10 @@ cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, i
             types[i * nargs + a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else dtype_codes[d]
     name_bytes, doc_bytes = name.encode(), doc.encode()
     _keep.extend((name_bytes, doc_bytes))
-    return cnp.PyUFunc_FromFuncAndData(funcs, data, types, ntypes, nin + nparams, nout, cnp.PyUFunc_None,
-                                       name_bytes, doc_bytes, 0)
+    ufunc = cnp.PyUFunc_FromFuncAndData(funcs, data, types, ntypes, nin + nparams, nout, cnp.PyUFunc_None,
+                                        name_bytes, doc_bytes, 0)
+    _register_bfloat16(ufunc, <PyUFuncGenericFunction>fa_loop_bf16, <void *>spec, nin, nparams, nout)
+    return ufunc
 
 
 cdef PyUFuncGenericFunction row_loops[3]
@@ -72,8 +97,11 @@ cdef object _make_row_gufunc(int op, int direction, str name, str doc):
     signature = "(n)->(n)" if direction == 0 else "(n),(n)->(n)"
     name_bytes, doc_bytes, signature_bytes = name.encode(), doc.encode(), signature.encode()
     _keep.extend((name_bytes, doc_bytes, signature_bytes))
-    return cnp.PyUFunc_FromFuncAndDataAndSignature(funcs, data, types, 3, nin, 1, cnp.PyUFunc_None, name_bytes,
-                                                   doc_bytes, 0, signature_bytes)
+    gufunc = cnp.PyUFunc_FromFuncAndDataAndSignature(funcs, data, types, 3, nin, 1, cnp.PyUFunc_None, name_bytes,
+                                                     doc_bytes, 0, signature_bytes)
+    _register_bfloat16(gufunc, <PyUFuncGenericFunction>fa_row_loop_bf16, <void *>fa_row_loop_data(op, direction),
+                       nin, 0, 1)
+    return gufunc
 
 
 # The ufunc objects and the public functions, generated from the manifest.
@@ -130,7 +158,7 @@ def wake_ns():
     return fa_wake_ns(0), fa_wake_ns(1)
 
 
-_DTYPE_INDEX = {"float16": 0, "float32": 1, "float64": 2}
+_DTYPE_INDEX = {"float16": 0, "float32": 1, "float64": 2, "bfloat16": 3}
 
 
 def cost_ns(str name, str direction="fwd", dtype="float32", bint gathered=False):

@@ -1,0 +1,25 @@
+/* float16 and bfloat16 arrays: conversion to and from float32 blocks, and
+ * ReLU computed on the 16-bit values themselves, per ISA (convert16.c). */
+#ifndef FA_CONVERT16_H
+#define FA_CONVERT16_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    void (*widen)(const uint16_t *src, float *dst, ptrdiff_t n); /* exact; NaN made quiet */
+    /* rounded to nearest even; returns 0 when no element is a tie of the
+     * 16-bit type (fa_is_half_tie, fa_is_bf16_tie), else 1 (perhaps) */
+    int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n);
+} fa_convert16;
+
+/* ReLU and its backward on 16-bit values (float16 and bfloat16 share the
+ * sign bit and order): the same bits as computing in float32 and rounding. */
+typedef void (*fa_relu16_fn)(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16);
+
+typedef struct {
+    fa_convert16 f16, bf16;
+    fa_relu16_fn relu_fwd, relu_bwd;
+} fa_convert16_set;
+
+const fa_convert16_set *fa_convert16_for(int isa);
+#endif

@@ -1,0 +1,260 @@
+"""float16 and bfloat16: every one of the 65536 values of each type, through
+every elementwise function, tier and direction, under every kernel set.
+
+The 16-bit types are computed in float32 and rounded once to the type, so a
+result may differ from the exact value by half a ULP of the 16-bit type plus
+the float32 kernel's own error (its bound, in float32 ULPs of the result, or
+of the derivative's largest term backward). A float32 result exactly halfway
+between two 16-bit values is recomputed in float64 rather than rounded to
+even, so tiny results come out right: gelu(2^-24) is 2^-24, not 0.
+
+The reference is the float64 reference of fastact._reference at the exactly
+widened inputs (its error is far below a float32 ULP).
+"""
+import contextlib
+
+import numpy as np
+import pytest
+
+import fastact as fa
+from fastact._manifest import TIERS
+from fastact._registry import VARIANTS
+
+try:
+    import ml_dtypes
+except ImportError:  # bfloat16 loops exist only with ml_dtypes
+    ml_dtypes = None
+
+# name -> (dtype, significand bits, smallest normal exponent, largest finite value)
+HALF_TYPES = {"float16": (np.dtype(np.float16), 11, -14, 65504.0)}
+if ml_dtypes is not None:
+    HALF_TYPES["bfloat16"] = (np.dtype(ml_dtypes.bfloat16), 8, -126,
+                              float(ml_dtypes.finfo(ml_dtypes.bfloat16).max))
+FLOAT32_ULP = 2.0**-23
+# an exact function's float32 kernel is correctly rounded, or (with a float64
+# parameter such as leaky_relu's slope) within a float32 ULP
+EXACT_FLOAT32_ULP = 1.0
+
+
+def widen(a):
+    """float64 values of a 16-bit array (ml_dtypes' cast flags signaling NaNs)."""
+    with np.errstate(invalid="ignore"):
+        return a.astype(np.float64)
+
+
+def all_values(name):
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(HALF_TYPES[name][0])
+
+
+def spacing(v, bits, emin):
+    """The type's ULP at the float64 values v: its binade's power of two, scaled."""
+    exponent = np.frexp(np.where(np.isfinite(v) & (v != 0), np.abs(v), 2.0**emin))[1] - 1
+    return np.ldexp(1.0, np.maximum(exponent, emin) - (bits - 1))
+
+
+def check(what, x, got, expected, scale, float32_ulps, name):
+    """got (16-bit) against expected (float64): within half a 16-bit ULP of it
+    plus float32_ulps float32 ULPs of scale; NaN where expected is NaN,
+    the infinity where expected is infinite or beyond the type's range."""
+    dtype, bits, emin, largest = HALF_TYPES[name]
+    got64 = widen(got)
+    assert got.dtype == dtype, f"{what}: {got.dtype}"
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got64), nan), f"{what}: NaN where the reference has none, or back"
+    half_ulp = 0.5 * spacing(np.array([largest]), bits, emin)[0]
+    with np.errstate(invalid="ignore"):  # at or past half an ULP beyond the largest value, or nearly
+        overflow = np.abs(expected) >= (largest + half_ulp) * (1 - float32_ulps * 2.0**-23)
+    inf_ok = overflow & (got64 == np.copysign(np.inf, expected))
+    with np.errstate(invalid="ignore"):
+        allowed = (0.5 * spacing(expected, bits, emin)
+                   + float32_ulps * spacing(scale, 24, -126)) * (1 + 2.0**-30)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got64 - expected)
+    bad = ~nan & ~inf_ok & ~(err <= allowed)
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        ulps = err[i] / spacing(expected[i:i + 1], bits, emin)[0]
+        raise AssertionError(
+            f"{what}: {np.count_nonzero(bad)} results out of bounds; x = {float(x[i])!r} "
+            f"(0x{x[i:i + 1].view(np.uint16)[0]:04x}): got {float(got64[i])!r}, expected "
+            f"{expected[i]!r} ({ulps:.4f} ULP of {name}; allowed "
+            f"{allowed[i] / spacing(expected[i:i + 1], bits, emin)[0]:.4f})")
+
+
+def worst_ulps(got, expected, name):
+    dtype, bits, emin, _ = HALF_TYPES[name]
+    finite = np.isfinite(expected) & np.isfinite(widen(got))
+    err = np.abs(widen(got) - expected)[finite] / spacing(expected[finite], bits, emin)
+    return float(err.max()) if err.size else 0.0
+
+
+@pytest.fixture(scope="module", params=list(HALF_TYPES))
+def half(request):
+    return request.param
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def variant(request):
+    return VARIANTS[request.param]
+
+
+@pytest.fixture(scope="module")
+def reference(variant, half):
+    """One variant's float64 references over every value of one type, shared by the ISAs."""
+    x = all_values(half)
+    wide = widen(x)
+    with np.errstate(all="ignore"):
+        forward = variant.ref_forward(wide)
+        backward = variant.ref_backward(np.ones_like(wide), wide)
+        scale = np.abs(forward) if variant.exact else variant.ref_backward_scale(wide)
+    return x, forward, backward, scale
+
+
+def bounds(variant):
+    if variant.exact:
+        return EXACT_FLOAT32_ULP, EXACT_FLOAT32_ULP
+    return variant.forward_ulp, variant.backward_ulp
+
+
+def quiet():
+    return np.errstate(over="ignore")
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_every_value(isa, variant, half, reference, direction):
+    x, forward, backward, scale = reference
+    fwd_ulps, bwd_ulps = bounds(variant)
+    with quiet():
+        if direction == "forward":
+            got = variant.forward(x)
+            check(f"{variant.key} {half} [{isa}]", x, got, forward, forward, fwd_ulps, half)
+        else:
+            got = variant.backward(np.ones_like(x), x)
+            check(f"{variant.key}_backward {half} [{isa}]", x, got, backward,
+                  np.abs(backward) if variant.exact else scale, bwd_ulps, half)
+
+
+def test_backward_scales_grad_output(isa, variant, half, reference):
+    """grad_output other than 1: each product rounded once too."""
+    x, _, _, scale = reference
+    rng = np.random.default_rng(7)
+    g = rng.normal(0, 2, x.size).astype(np.float32).astype(HALF_TYPES[half][0])
+    wide_g = widen(g)
+    with np.errstate(all="ignore"):
+        expected = variant.ref_backward(wide_g, widen(x))
+        scale_g = np.abs(expected) if variant.exact else np.abs(wide_g) * scale
+    with quiet():
+        got = variant.backward(g, x)
+    _, bwd_ulps = bounds(variant)
+    check(f"{variant.key}_backward(g) {half} [{isa}]", x, got, expected, scale_g, bwd_ulps, half)
+
+
+def test_same_bits_on_every_isa_and_layout(variant, half):
+    """Every kernel set, contiguous or strided, in place or not: the same bits."""
+    x = all_values(half)
+    g = np.full_like(x, 1.5)
+    results = []
+    for name in fa.available_isas() + ["scalar"]:
+        with _isa(name), quiet():
+            results.append(variant.forward(x).view(np.uint16))
+            strided = np.empty(2 * x.size, x.dtype)[::2]
+            strided[...] = x
+            results.append(variant.forward(strided).view(np.uint16))
+            in_place = x.copy()
+            variant.forward(in_place, out=in_place)
+            results.append(in_place.view(np.uint16))
+            results.append(variant.backward(g, x).view(np.uint16))
+    forwards = results[0::4]
+    backwards = results[3::4]
+    for r in forwards[1:] + results[1::4] + results[2::4]:
+        np.testing.assert_array_equal(forwards[0], r)
+    for r in backwards[1:]:
+        np.testing.assert_array_equal(backwards[0], r)
+
+
+@contextlib.contextmanager
+def _isa(name):
+    previous = fa.set_isa(name)
+    try:
+        yield
+    finally:
+        fa.set_isa(previous)
+
+
+# ---- the documented cases -------------------------------------------------
+
+def test_tiny_results_are_rounded_once():
+    """gelu(2^-24) is just above 2^-25, half the smallest float16: it rounds up,
+    where rounding float32's 2^-25 to even would give 0."""
+    tiny = np.array([2.0**-24, -(2.0**-24), 3 * 2.0**-24], np.float16)
+    got = fa.gelu(tiny).astype(np.float64)
+    np.testing.assert_array_equal(got, [2.0**-24, -0.0, 2 * 2.0**-24])
+    assert fa.silu(np.float16(2.0**-24)) == np.float16(2.0**-24)
+
+
+@pytest.mark.parametrize("half_name", list(HALF_TYPES))
+def test_dtype_in_is_dtype_out(half_name):
+    dtype = HALF_TYPES[half_name][0]
+    x = np.linspace(-3, 3, 7).astype(dtype)
+    for fn in (fa.relu, fa.gelu, fa.silu, fa.sigmoid, fa.tanh, fa.leaky_relu, fa.hardswish):
+        assert fn(x).dtype == dtype, fn
+    assert fa.gelu_backward(x, x).dtype == dtype
+    assert fa.swiglu(x, x).dtype == dtype
+    assert fa.bias_gelu(x, x).dtype == dtype
+    assert fa.softmax(x).dtype == dtype
+    out = np.empty_like(x)
+    assert fa.gelu(x, out=out) is out
+
+
+@pytest.mark.skipif(ml_dtypes is None, reason="bfloat16 needs ml_dtypes")
+def test_mixed_inputs_promote_as_numpy():
+    bf = np.ones(4, ml_dtypes.bfloat16)
+    assert fa.swiglu(bf, np.ones(4, np.float32)).dtype == np.float32
+    half = np.ones(4, np.float16)
+    assert fa.swiglu(bf, half).dtype == np.add(bf, half).dtype == np.float32  # NumPy's ufunc rule
+    assert fa.gelu_backward(np.ones(4, np.float16), np.ones(4, np.float16)).dtype == np.float16
+
+
+def test_relu_on_the_bits():
+    """ReLU of a 16-bit value needs no conversion: -0 and negatives give +0,
+    NaN stays NaN (made quiet, as the conversions make it)."""
+    for name, (dtype, bits, _, _) in HALF_TYPES.items():
+        x = all_values(name)
+        y = fa.relu(x).view(np.uint16).astype(np.uint32)
+        wide = widen(x)
+        expected = np.where(np.isnan(wide) | (wide > 0), x.view(np.uint16), 0).astype(np.uint32)
+        quiet_bit = 1 << (bits - 2)
+        expected = np.where(np.isnan(wide), expected | quiet_bit, expected)
+        np.testing.assert_array_equal(y, expected)
+
+
+def test_fused_match_unfused_in_16_bits():
+    """swiglu and bias_gelu in a 16-bit type: the float32 result rounded once,
+    within half an ULP plus the fused kernels' bound of the float64 value."""
+    rng = np.random.default_rng(3)
+    for name, (dtype, bits, emin, _) in HALF_TYPES.items():
+        gate = rng.normal(0, 3, 1 << 14).astype(np.float32).astype(dtype)
+        up = rng.normal(0, 1, 1 << 14).astype(np.float32).astype(dtype)
+        from fastact import _reference as ref
+        g64, u64 = widen(gate), widen(up)
+        check(f"swiglu {name}", gate, fa.swiglu(gate, up), ref.silu(g64) * u64,
+              np.abs(ref.silu(g64) * u64), 2, name)
+        total = (g64 + u64).astype(np.float32).astype(dtype).astype(np.float64)  # the rounded sum
+        check(f"bias_gelu {name}", gate, fa.bias_gelu(gate, up), ref.gelu(total), np.abs(ref.gelu(total)),
+              2, name)
+
+
+def test_softmax_in_16_bits():
+    rng = np.random.default_rng(5)
+    for name, (dtype, bits, emin, _) in HALF_TYPES.items():
+        x = rng.normal(0, 4, (64, 333)).astype(np.float32).astype(dtype)
+        wide = widen(x)
+        e = np.exp(wide - wide.max(axis=-1, keepdims=True))
+        expected = e / e.sum(axis=-1, keepdims=True)
+        check(f"softmax {name}", x.ravel(), fa.softmax(x).ravel(), expected.ravel(), expected.ravel(), 2.5, name)
+        check(f"softmax axis 0 {name}", x.ravel(), fa.softmax(x.T.copy(), axis=0).T.ravel(), expected.ravel(),
+              expected.ravel(), 2.5, name)
+
+
+def test_tier_names_cover_every_variant():
+    assert {v.tier for v in VARIANTS.values()} <= set(TIERS)
