@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
+from fastact import _reference as ref
 from fastact._manifest import TIERS
 from fastact._registry import VARIANTS
 
@@ -228,6 +229,46 @@ def test_relu_on_the_bits():
         np.testing.assert_array_equal(y, expected)
 
 
+# the fused functions' float64 references: (name, reference of (a, b), bounds by tier)
+FUSED = {
+    "swiglu": lambda gate, up: ref.silu(gate) * up,
+    "geglu": lambda gate, up: ref.gelu(gate) * up,
+    "geglu_tanh": lambda gate, up: ref.gelu_tanh(gate) * up,
+    "glu": lambda a, b: a * ref.sigmoid(b),
+    "bias_gelu": lambda x, bias: ref.gelu(x + bias),
+    "bias_gelu_tanh": lambda x, bias: ref.gelu_tanh(x + bias),
+    "bias_silu": lambda x, bias: ref.silu(x + bias),
+    "bias_relu": lambda x, bias: ref.relu(x + bias),
+}
+FUSED_ULPS = {"accurate": 2, "fast": 4}
+
+
+@pytest.mark.parametrize("name, tier", [(name, tier) for name in FUSED for tier in FUSED_ULPS
+                                        if not (name == "bias_relu" and tier == "fast")])  # exact: one tier
+def test_fused_every_value(isa, half, name, tier):
+    """Every value of the type as the activation's input (the gate, glu's b,
+    or x with bias 0), the other operand 1, then random."""
+    ufunc = getattr(fa.ufuncs, name if tier == "accurate" else f"{name}_fast")
+    dtype = HALF_TYPES[half][0]
+    values = all_values(half)
+    rng = np.random.default_rng(11)
+    for other in (np.ones_like(values) if not name.startswith("bias") else np.zeros_like(values),
+                  rng.normal(0, 1, values.size).astype(np.float32).astype(dtype)):
+        first, second = (other, values) if name == "glu" else (values, other)
+        with np.errstate(all="ignore"):
+            if name.startswith("bias"):  # the activation of the sum as NumPy rounds it, bias 0
+                first = (first.astype(np.float32) + second.astype(np.float32)).astype(dtype)
+                second = np.zeros_like(second)
+                expected = FUSED[name](widen(first), 0.0)
+                first, second = values, other
+            else:
+                expected = FUSED[name](widen(first), widen(second))
+            with quiet():
+                got = ufunc(first, second)
+        check(f"{name} ({tier}) {half} [{isa}]", values, got, expected, np.abs(expected),
+              EXACT_FLOAT32_ULP if name == "bias_relu" else FUSED_ULPS[tier], half)
+
+
 def test_fused_match_unfused_in_16_bits():
     """swiglu and bias_gelu in a 16-bit type: the float32 result rounded once,
     within half an ULP plus the fused kernels' bound of the float64 value."""
@@ -235,7 +276,6 @@ def test_fused_match_unfused_in_16_bits():
     for name, (dtype, bits, emin, _) in HALF_TYPES.items():
         gate = rng.normal(0, 3, 1 << 14).astype(np.float32).astype(dtype)
         up = rng.normal(0, 1, 1 << 14).astype(np.float32).astype(dtype)
-        from fastact import _reference as ref
         g64, u64 = widen(gate), widen(up)
         check(f"swiglu {name}", gate, fa.swiglu(gate, up), ref.silu(g64) * u64,
               np.abs(ref.silu(g64) * u64), 2, name)

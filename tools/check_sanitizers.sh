@@ -291,7 +291,7 @@ check_asan() {
     # test_family runs every one of them, parameters included).
     mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
         tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py tests/test_threads.py \
-        tests/test_family.py tests/test_rows.py tests/test_fused.py)
+        tests/test_family.py tests/test_rows.py tests/test_fused.py tests/test_half.py)
     run_check "$preload" "${files[@]}" \
         -k "not float32_sweep and not (rounding_mode and (downward or towardzero)) and not ($SAME_PATHS)"
 }

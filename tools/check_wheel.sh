@@ -111,7 +111,8 @@ else
     t0=$SECONDS
     pyargs=(-m pytest -c "$run/pytest.ini" --rootdir "$run" -q "$run/tests/test_api.py"
             "$run/tests/test_manifest.py" "$run/tests/test_seeds.py" "$run/tests/test_family.py"
-            "$run/tests/test_threads.py" "$run/tests/test_rows.py" "$run/tests/test_fused.py")
+            "$run/tests/test_threads.py" "$run/tests/test_rows.py" "$run/tests/test_fused.py"
+            "$run/tests/test_half.py")
     py | tail -n 5
     echo "   took $((SECONDS - t0)) s"
 fi

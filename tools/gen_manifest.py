@@ -158,11 +158,11 @@ def function_doc(m, name, ops, direction):
         accuracy = "Accuracy (float32 and float64): " + "; ".join(
             f"precision={tier!r}: {bound_text(m, head, tier, direction)}" for tier in head.tiers) + "."
     ufuncs = ", ".join(f"fastact.ufuncs.{ufunc_name(m, op, direction, tier)}" for op in ops for tier in op.tiers)
-    promotion = ("integers and bools promote as for np.exp (float16 is computed in float32 and "
-                 "rounded to float16)." if head.exact else "integers and bools promote as for np.exp.")
+    promotion = ("integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 "
+                 "and rounded once: within half an ULP of their type, plus the float32 error.")
     lines += ["", accuracy,
-              f"precision={m.TIERS[0]!r} (default) or {m.TIERS[1]!r}. dtypes: {', '.join(head.dtypes)}; "
-              + promotion,
+              f"precision={m.TIERS[0]!r} (default) or {m.TIERS[1]!r}. dtypes: {', '.join(head.dtypes)}, "
+              "and ml_dtypes.bfloat16 where ml_dtypes is installed; " + promotion,
               "out= may be any array NumPy's casting allows (in place too); other keywords "
               f"(where=, dtype=, casting=) go to the ufunc: {ufuncs}."]
     return "\n".join(lines)

@@ -101,7 +101,7 @@ UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, '
 
 
 def relu(x, *, precision='accurate', out=None, **kwargs):
-    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu."
+    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu."
     cdef int tier = _tier_index('relu', precision)
     cdef object ufunc = (_u_relu, _u_relu)[tier]
     try:
@@ -113,7 +113,7 @@ def relu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward."
+    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward."
     cdef int tier = _tier_index('relu_backward', precision)
     cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier]
     try:
@@ -125,7 +125,7 @@ def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\napproximate='tanh': 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu, fastact.ufuncs.gelu_fast, fastact.ufuncs.gelu_tanh, fastact.ufuncs.gelu_tanh_fast."
+    "approximate='none': x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\napproximate='tanh': 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu, fastact.ufuncs.gelu_fast, fastact.ufuncs.gelu_tanh, fastact.ufuncs.gelu_tanh_fast."
     cdef object ufunc
     cdef int tier = _tier_index('gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -143,7 +143,7 @@ def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
 
 
 def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\napproximate='tanh': grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu_backward, fastact.ufuncs.gelu_backward_fast, fastact.ufuncs.gelu_tanh_backward, fastact.ufuncs.gelu_tanh_backward_fast."
+    "approximate='none': grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\napproximate='tanh': grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu_backward, fastact.ufuncs.gelu_backward_fast, fastact.ufuncs.gelu_tanh_backward, fastact.ufuncs.gelu_tanh_backward_fast."
     cdef object ufunc
     cdef int tier = _tier_index('gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -161,7 +161,7 @@ def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', o
 
 
 def silu(x, *, precision='accurate', out=None, **kwargs):
-    "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_fast."
+    "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_fast."
     cdef int tier = _tier_index('silu', precision)
     cdef object ufunc = (_u_silu, _u_silu_fast)[tier]
     try:
@@ -173,7 +173,7 @@ def silu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def silu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_fast."
+    "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_fast."
     cdef int tier = _tier_index('silu_backward', precision)
     cdef object ufunc = (_u_silu_backward, _u_silu_backward_fast)[tier]
     try:
@@ -185,7 +185,7 @@ def silu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def sigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_fast."
+    "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_fast."
     cdef int tier = _tier_index('sigmoid', precision)
     cdef object ufunc = (_u_sigmoid, _u_sigmoid_fast)[tier]
     try:
@@ -197,7 +197,7 @@ def sigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_fast."
+    "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_fast."
     cdef int tier = _tier_index('sigmoid_backward', precision)
     cdef object ufunc = (_u_sigmoid_backward, _u_sigmoid_backward_fast)[tier]
     try:
@@ -209,7 +209,7 @@ def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs
 
 
 def tanh(x, *, precision='accurate', out=None, **kwargs):
-    "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast."
+    "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast."
     cdef int tier = _tier_index('tanh', precision)
     cdef object ufunc = (_u_tanh, _u_tanh_fast)[tier]
     try:
@@ -221,7 +221,7 @@ def tanh(x, *, precision='accurate', out=None, **kwargs):
 
 
 def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast."
+    "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast."
     cdef int tier = _tier_index('tanh_backward', precision)
     cdef object ufunc = (_u_tanh_backward, _u_tanh_backward_fast)[tier]
     try:
@@ -233,7 +233,7 @@ def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
-    "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_fast."
+    "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_fast."
     cdef int tier = _tier_index('softplus', precision)
     cdef double _beta = _check_param('softplus', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus', 'threshold', threshold, 'positive_or_inf')
@@ -247,7 +247,7 @@ def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **k
 
 
 def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_fast."
+    "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_fast."
     cdef int tier = _tier_index('softplus_backward', precision)
     cdef double _beta = _check_param('softplus_backward', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
@@ -261,7 +261,7 @@ def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='ac
 
 
 def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
     cdef int tier = _tier_index('log_sigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
     try:
@@ -273,7 +273,7 @@ def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
     cdef int tier = _tier_index('logsigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
     try:
@@ -285,7 +285,7 @@ def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
     cdef int tier = _tier_index('log_sigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
     try:
@@ -297,7 +297,7 @@ def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
 
 
 def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
     cdef int tier = _tier_index('logsigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
     try:
@@ -309,7 +309,7 @@ def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwa
 
 
 def mish(x, *, precision='accurate', out=None, **kwargs):
-    "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast."
+    "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast."
     cdef int tier = _tier_index('mish', precision)
     cdef object ufunc = (_u_mish, _u_mish_fast)[tier]
     try:
@@ -321,7 +321,7 @@ def mish(x, *, precision='accurate', out=None, **kwargs):
 
 
 def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast."
+    "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast."
     cdef int tier = _tier_index('mish_backward', precision)
     cdef object ufunc = (_u_mish_backward, _u_mish_backward_fast)[tier]
     try:
@@ -333,7 +333,7 @@ def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_fast."
+    "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_fast."
     cdef int tier = _tier_index('elu', precision)
     cdef double _alpha = _check_param('elu', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu, _u_elu_fast)[tier]
@@ -346,7 +346,7 @@ def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
 
 
 def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_fast."
+    "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_fast."
     cdef int tier = _tier_index('elu_backward', precision)
     cdef double _alpha = _check_param('elu_backward', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu_backward, _u_elu_backward_fast)[tier]
@@ -359,7 +359,7 @@ def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, *
 
 
 def selu(x, *, precision='accurate', out=None, **kwargs):
-    "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast."
+    "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast."
     cdef int tier = _tier_index('selu', precision)
     cdef object ufunc = (_u_selu, _u_selu_fast)[tier]
     try:
@@ -371,7 +371,7 @@ def selu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast."
+    "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast."
     cdef int tier = _tier_index('selu_backward', precision)
     cdef object ufunc = (_u_selu_backward, _u_selu_backward_fast)[tier]
     try:
@@ -383,7 +383,7 @@ def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_fast."
+    "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_fast."
     cdef int tier = _tier_index('celu', precision)
     cdef double _alpha = _check_param('celu', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu, _u_celu_fast)[tier]
@@ -396,7 +396,7 @@ def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
 
 
 def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_fast."
+    "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_fast."
     cdef int tier = _tier_index('celu_backward', precision)
     cdef double _alpha = _check_param('celu_backward', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu_backward, _u_celu_backward_fast)[tier]
@@ -409,7 +409,7 @@ def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, 
 
 
 def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu."
+    "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu."
     cdef int tier = _tier_index('leaky_relu', precision)
     cdef double _negative_slope = _check_param('leaky_relu', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier]
@@ -422,7 +422,7 @@ def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwar
 
 
 def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward."
+    "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward."
     cdef int tier = _tier_index('leaky_relu_backward', precision)
     cdef double _negative_slope = _check_param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier]
@@ -435,7 +435,7 @@ def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accur
 
 
 def relu6(x, *, precision='accurate', out=None, **kwargs):
-    "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6."
+    "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6."
     cdef int tier = _tier_index('relu6', precision)
     cdef object ufunc = (_u_relu6, _u_relu6)[tier]
     try:
@@ -447,7 +447,7 @@ def relu6(x, *, precision='accurate', out=None, **kwargs):
 
 
 def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward."
+    "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward."
     cdef int tier = _tier_index('relu6_backward', precision)
     cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier]
     try:
@@ -459,7 +459,7 @@ def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
-    "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh."
+    "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh."
     cdef int tier = _tier_index('hardtanh', precision)
     cdef double _min_val = _check_param('hardtanh', 'min_val', min_val, 'finite')
     cdef double _max_val = _check_param('hardtanh', 'max_val', max_val, 'finite')
@@ -475,7 +475,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **
 
 
 def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward."
+    "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward."
     cdef int tier = _tier_index('hardtanh_backward', precision)
     cdef double _min_val = _check_param('hardtanh_backward', 'min_val', min_val, 'finite')
     cdef double _max_val = _check_param('hardtanh_backward', 'max_val', max_val, 'finite')
@@ -491,7 +491,7 @@ def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='a
 
 
 def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid."
+    "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid."
     cdef int tier = _tier_index('hardsigmoid', precision)
     cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier]
     try:
@@ -503,7 +503,7 @@ def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward."
+    "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward."
     cdef int tier = _tier_index('hardsigmoid_backward', precision)
     cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier]
     try:
@@ -515,7 +515,7 @@ def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
 
 
 def hardswish(x, *, precision='accurate', out=None, **kwargs):
-    "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish."
+    "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish."
     cdef int tier = _tier_index('hardswish', precision)
     cdef object ufunc = (_u_hardswish, _u_hardswish)[tier]
     try:
@@ -527,7 +527,7 @@ def hardswish(x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward."
+    "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward."
     cdef int tier = _tier_index('hardswish_backward', precision)
     cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier]
     try:
@@ -539,7 +539,7 @@ def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwar
 
 
 def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
-    "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output."
+    "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output."
     cdef int tier = _tier_index('sigmoid_backward_from_output', precision)
     cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier]
     try:
@@ -551,7 +551,7 @@ def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', o
 
 
 def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output."
+    "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output."
     cdef int tier = _tier_index('tanh_backward_from_output', precision)
     cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier]
     try:
@@ -563,7 +563,7 @@ def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=
 
 
 def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
-    "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast."
+    "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast."
     cdef int tier = _tier_index('swiglu', precision)
     cdef object ufunc = (_u_swiglu, _u_swiglu_fast)[tier]
     try:
@@ -575,7 +575,7 @@ def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
 
 
 def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **kwargs):
-    "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast."
+    "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast."
     cdef int tier = _tier_index('swiglu_backward', precision)
     cdef object ufunc = (_u_swiglu_backward, _u_swiglu_backward_fast)[tier]
     try:
@@ -587,7 +587,7 @@ def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **
 
 
 def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_fast, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_fast."
+    "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_fast, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_fast."
     cdef object ufunc
     cdef int tier = _tier_index('geglu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -605,7 +605,7 @@ def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwa
 
 
 def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_fast, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_fast."
+    "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_fast, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_fast."
     cdef object ufunc
     cdef int tier = _tier_index('geglu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -623,7 +623,7 @@ def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accu
 
 
 def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_fast, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_fast."
+    "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_fast, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_fast."
     cdef object ufunc
     cdef int tier = _tier_index('bias_gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -641,7 +641,7 @@ def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **
 
 
 def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_fast, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_fast."
+    "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_fast, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_fast."
     cdef object ufunc
     cdef int tier = _tier_index('bias_gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -659,7 +659,7 @@ def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='a
 
 
 def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
-    "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast."
+    "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast."
     cdef int tier = _tier_index('bias_silu', precision)
     cdef object ufunc = (_u_bias_silu, _u_bias_silu_fast)[tier]
     try:
@@ -671,7 +671,7 @@ def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
 
 
 def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
-    "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast."
+    "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast."
     cdef int tier = _tier_index('bias_silu_backward', precision)
     cdef object ufunc = (_u_bias_silu_backward, _u_bias_silu_backward_fast)[tier]
     try:
@@ -683,7 +683,7 @@ def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, 
 
 
 def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
-    "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu."
+    "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu."
     cdef int tier = _tier_index('bias_relu', precision)
     cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier]
     try:
@@ -695,7 +695,7 @@ def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
 
 
 def bias_relu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
-    "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64; integers and bools promote as for np.exp (float16 is computed in float32 and rounded to float16).\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward."
+    "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward."
     cdef int tier = _tier_index('bias_relu_backward', precision)
     cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier]
     try:

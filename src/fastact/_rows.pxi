@@ -39,8 +39,8 @@ UFUNCS.update({"softmax": _g_softmax, "softmax_backward": _g_softmax_backward,
 
 _ROW_COMMON = (
     "\n\nprecision='accurate' (default) or 'fast': one algorithm serves both (it meets the "
-    "accurate bound). axis: any axis, any strides. dtypes: float16 (computed in float32), float32, "
-    "float64; integers and bools promote as for np.exp. out= may be any array NumPy's casting "
+    "accurate bound). axis: any axis, any strides. dtypes: float16 and bfloat16 (ml_dtypes; both "
+    "computed in float32), float32, float64; integers and bools promote as for np.exp. out= may be any array NumPy's casting "
     "allows. The generalized ufunc (signature (n)->(n), for Dask's apply_gufunc and the like): "
     "fastact.ufuncs.{name}.")
 
@@ -120,7 +120,7 @@ def glu(x, axis=-1, *, precision='accurate', out=None):
     """glu(x, axis=-1): a·σ(b), where a and b are the first and second halves of x along axis
     (torch.nn.functional.glu). The length of axis must be even.
 
-    Within 2 ULP (fast tier: 4). dtypes: float16, float32, float64; integers and bools promote
+    Within 2 ULP (fast tier: 4). dtypes: float16, bfloat16 (ml_dtypes), float32, float64; integers and bools promote
     as for np.exp. out= has the halves' shape. The elementwise ufunc of the halves:
     fastact.ufuncs.glu(a, b)."""
     cdef int tier = _tier_index('glu', precision)
@@ -142,8 +142,10 @@ def glu_backward(grad_output, x, axis=-1, *, precision='accurate', out=None):
     ufunc = (_u_glu_backward, _u_glu_backward_fast)[tier]
     try:
         if out is None:
-            dtype = _np.result_type(_np.asarray(grad_output).dtype, x.dtype, _np.float16)
-            if dtype.kind != "f":
+            dtype = _np.result_type(_np.asarray(grad_output).dtype, x.dtype)
+            if dtype.kind in "biu":  # as np.exp promotes them
+                dtype = _np.result_type(dtype, _np.float16)
+            if dtype.kind != "f" and dtype != BFLOAT16:
                 raise TypeError(f"no loop for inputs of dtype {dtype}")
             out = _np.empty(x.shape, dtype)
         elif not isinstance(out, _np.ndarray) or out.shape != x.shape:
