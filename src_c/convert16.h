@@ -7,9 +7,10 @@
 
 typedef struct {
     void (*widen)(const uint16_t *src, float *dst, ptrdiff_t n); /* exact; NaN made quiet */
-    /* rounded to nearest even; returns 0 when no element is a tie of the
-     * 16-bit type (fa_is_half_tie, fa_is_bf16_tie), else 1 (perhaps) */
-    int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n);
+    /* rounded to nearest even, n <= 64 * 64; returns which runs of 64 elements
+     * hold a tie of the 16-bit type (fa_is_half_tie, fa_is_bf16_tie): bit c
+     * for elements [64c, 64c + 64) */
+    uint64_t (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

@@ -20,7 +20,7 @@
 #include "half.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
-#define FA_BLOCK 1024      /* elements per gather buffer */
+#define FA_BLOCK 1024      /* elements per gather buffer; 16-bit: at most 64 * 64 */
 #define FA_SMALL_BLOCK 64  /* per stack buffer, for small calls */
 #define FA_GRAIN 64        /* thread chunks are multiples of this */
 
@@ -266,10 +266,15 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * the tie to even ignores: gelu(2^-24) would round to 0. Those elements are
  * recomputed by the float64 kernel and rounded once from there (half.h). They
  * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16. */
-static void fix_ties(const fa_job *job, float *const *in, float *const *out, uint16_t *const *out16, ptrdiff_t n) {
+static void fix_ties(const fa_job *job, float *const *in, float *const *out, uint16_t *const *out16, ptrdiff_t n,
+                     uint64_t chunks) {
     const fa_half_type *half = job->dtype->half;
     int nout = job->nargs - job->nin;
     for (ptrdiff_t i = 0; i < n; i++) {
+        if (!(chunks >> (i / 64) & 1)) {
+            i += 63 - i % 64;
+            continue;
+        }
         unsigned tied = 0;
         for (int o = 0; o < nout; o++) tied |= (unsigned)half->is_tie(out[o][i]) << o;
         if (!tied) continue;
@@ -328,13 +333,13 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         }
         if (job->half_sum_at >= 0) round_half_sums(half, in[job->half_sum_at], in[job->half_sum_at + 1], n);
         job->kernel((const void *const *)in, (void *const *)out, n, job->params);
-        int maybe_tie = 0;
+        uint64_t tie_chunks = 0;
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             out16[o] = job->steps[a] == 2 ? (uint16_t *)(job->args[a] + start * 2) : heap ? heap->narrow[o] : small16[o];
-            maybe_tie |= convert->narrow(out[o], out16[o], n);
+            tie_chunks |= convert->narrow(out[o], out16[o], n);
         }
-        if (maybe_tie) fix_ties(job, in, out, out16, n);
+        if (tie_chunks) fix_ties(job, in, out, out16, n, tie_chunks);
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             if (job->steps[a] == 2) continue;
