@@ -111,30 +111,20 @@ static const fa_convert16_set portable = {
 
 /* The tie scans in registers (the compiler does not vectorise them): lanes
  * that are not below 2^-14 are zeroed before the scaling, so no flag is raised. */
-FA_AVX2_ static uint64_t half_ties_avx2_(const float *src, ptrdiff_t n) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), low13 = _mm256_set1_epi32(0x1fff);
-    const __m256i half = _mm256_set1_epi32(0x1000), base = _mm256_set1_epi32(0x38800000);
+/* which lanes of x are ties (all ones), as for AVX-512 below */
+FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x) {
+    const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
     const __m256i span = _mm256_set1_epi32(0x0efff000), below = _mm256_set1_epi32(0x387fffff);
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256 scale = _mm256_set1_ps(0x1p25f);
-    uint64_t chunks = 0;
-    ptrdiff_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(src + i)), abs_mask);
-        __m256i offset = _mm256_sub_epi32(a, base);
-        __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, low13), half),
-                                          _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
-        __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a, below), below);
-        __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), scale);
-        __m256i k = _mm256_cvttps_epi32(scaled);
-        __m256i whole = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(k), scaled, _CMP_EQ_OQ));
-        __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(k, one), one);
-        __m256i tie = _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(whole, odd)));
-        if (!_mm256_testz_si256(tie, tie)) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    }
-    for (; i < n; i++)
-        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    return chunks;
+    const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
+    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0x1fff)),
+                                                         _mm256_set1_epi32(0x1000)),
+                                      _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
+    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a, below), below);
+    __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
+    __m256i k = _mm256_cvttps_epi32(scaled);
+    __m256i whole = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(k), scaled, _CMP_EQ_OQ));
+    __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(k, one), one);
+    return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(whole, odd)));
 }
 
 FA_AVX2_ static uint64_t bf16_ties_avx2_(const float *src, ptrdiff_t n) {
@@ -166,11 +156,19 @@ FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n
 FA_AVX2_ static uint64_t narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n) {
     unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
+    uint64_t chunks = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(src + i);
+        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        __m256i tie = half_tie_lanes_avx2(x);
+        if (!_mm256_testz_si256(tie, tie)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+    }
+    for (; i < n; i++) {
+        dst[i] = fa_float_to_half(src[i]);
+        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+    }
     _mm_setcsr(flags);
-    return half_ties_avx2_(src, n);
+    return chunks;
 }
 
 static const fa_convert16_set avx2 = {
@@ -183,38 +181,24 @@ static const fa_convert16_set avx2 = {
 /* ---- AVX-512F ---- */
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
 
-FA_AVX512_ static uint64_t half_ties_avx512_(const float *src, ptrdiff_t n) {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), low13 = _mm512_set1_epi32(0x1fff);
-    const __m512i half = _mm512_set1_epi32(0x1000), base = _mm512_set1_epi32(0x38800000);
-    const __m512i span = _mm512_set1_epi32(0x0efff000), one = _mm512_set1_epi32(1);
-    const __m512 scale = _mm512_set1_ps(0x1p25f);
-    uint64_t chunks = 0;
-    for (ptrdiff_t i = 0; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, src + i), abs_mask);
-        __mmask16 normal = _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, low13), half) &
-                           _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), span);
-        __mmask16 small = _mm512_cmplt_epu32_mask(a, base);
-        __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), scale); /* masked: no flags */
-        __m512i k = _mm512_cvttps_epi32(scaled);
-        __mmask16 tie = normal | (small & _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(k), scaled, _CMP_EQ_OQ) &
-                                  _mm512_test_epi32_mask(k, one));
-        if (tie & m) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    }
-    return chunks;
+/* which lanes of x are ties: lanes that are not below 2^-14 are masked off
+ * before the scaling, so no flag is raised */
+FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x) {
+    const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+    const __m512i base = _mm512_set1_epi32(0x38800000);
+    __mmask16 normal = _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32(0x1000)) &
+                       _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0efff000));
+    __mmask16 small = _mm512_cmplt_epu32_mask(a, base);
+    __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
+    __m512i k = _mm512_cvttps_epi32(scaled);
+    return normal | (small & _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(k), scaled, _CMP_EQ_OQ) &
+                     _mm512_test_epi32_mask(k, _mm512_set1_epi32(1)));
 }
 
-FA_AVX512_ static uint64_t bf16_ties_avx512_(const float *src, ptrdiff_t n) {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), low16 = _mm512_set1_epi32(0xffff);
-    const __m512i half = _mm512_set1_epi32(0x8000), inf = _mm512_set1_epi32(0x7f800000);
-    uint64_t chunks = 0;
-    for (ptrdiff_t i = 0; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, src + i), abs_mask);
-        __mmask16 tie = _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, low16), half) & _mm512_cmplt_epu32_mask(a, inf);
-        if (tie & m) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    }
-    return chunks;
+FA_AVX512_ static inline __mmask16 bf16_tie_lanes_avx512(__m512i x) {
+    const __m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+    return _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, _mm512_set1_epi32(0xffff)), _mm512_set1_epi32(0x8000)) &
+           _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
 }
 
 FA_DEFINE_RELU16_(avx512, FA_AVX512_)
@@ -230,11 +214,18 @@ FA_AVX512_ static void widen_f16_avx512(const uint16_t *src, float *dst, ptrdiff
 FA_AVX512_ static uint64_t narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
     unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
+    uint64_t chunks = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(src + i);
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        if (half_tie_lanes_avx512(x)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+    }
+    for (; i < n; i++) {
+        dst[i] = fa_float_to_half(src[i]);
+        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+    }
     _mm_setcsr(flags);
-    return half_ties_avx512_(src, n);
+    return chunks;
 }
 
 /* bfloat16 in registers: the compiler's vectorisation of the loops above
@@ -254,6 +245,7 @@ FA_AVX512_ static void widen_bf16_zmm_avx512(const uint16_t *src, float *dst, pt
 FA_AVX512_ static uint64_t narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
     const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+    uint64_t chunks = 0;
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i x = _mm512_loadu_si512(src + i);
@@ -262,9 +254,13 @@ FA_AVX512_ static uint64_t narrow_bf16_zmm_avx512(const float *src, uint16_t *ds
         __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
         rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), quiet);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(rounded));
+        if (bf16_tie_lanes_avx512(x)) chunks |= 1ull << (i / FA_TIE_CHUNK);
     }
-    for (; i < n; i++) dst[i] = fa_float_to_bf16(src[i]);
-    return bf16_ties_avx512_(src, n);
+    for (; i < n; i++) {
+        dst[i] = fa_float_to_bf16(src[i]);
+        if (fa_is_bf16_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+    }
+    return chunks;
 }
 
 static const fa_convert16_set avx512 = {
