@@ -64,7 +64,7 @@ static uint64_t bf16_ties_portable(const float *src, ptrdiff_t n) {
         return bf16_scan(src, n);                                                              \
     }
 /* relu: x where x > 0 (sign clear, not zero), NaN made quiet, else +0 */
-#define FA_DEFINE_RELU16_(suffix, attr)                                                         \
+#define FA_DEFINE_RELU16_FWD_(suffix, attr)                                                         \
     attr FA_VECTORIZE_ static void relu_fwd_##suffix(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, \
                                                      int bf16) {                              \
         const uint16_t *x = in[0];                                                             \
@@ -73,7 +73,8 @@ static uint64_t bf16_ties_portable(const float *src, ptrdiff_t n) {
             uint16_t v = x[i], nan = (v & 0x7fff) > inf;                                       \
             out[i] = nan ? (uint16_t)(v | quiet) : (v & 0x8000) ? 0 : v;                       \
         }                                                                                      \
-    }                                                                                          \
+    }
+#define FA_DEFINE_RELU16_BWD_(suffix, attr)                                                     \
     attr FA_VECTORIZE_ static void relu_bwd_##suffix(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, \
                                                      int bf16) {                              \
         const uint16_t *g = in[0], *x = in[1];                                                 \
@@ -88,7 +89,8 @@ static uint64_t bf16_ties_portable(const float *src, ptrdiff_t n) {
 
 /* ---- portable ---- */
 FA_DEFINE_BF16_(portable, , bf16_ties_portable)
-FA_DEFINE_RELU16_(portable, )
+FA_DEFINE_RELU16_FWD_(portable, )
+FA_DEFINE_RELU16_BWD_(portable, )
 
 static void widen_f16_portable(const uint16_t *src, float *dst, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_half_to_float(src[i]);
@@ -144,7 +146,7 @@ FA_AVX2_ static uint64_t bf16_ties_avx2_(const float *src, ptrdiff_t n) {
 }
 
 FA_DEFINE_BF16_(avx2, FA_AVX2_, bf16_ties_avx2_)
-FA_DEFINE_RELU16_(avx2, FA_AVX2_)
+FA_DEFINE_RELU16_FWD_(avx2, FA_AVX2_)
 
 FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n) {
     unsigned flags = _mm_getcsr();
@@ -171,11 +173,33 @@ FA_AVX2_ static uint64_t narrow_f16_avx2(const float *src, uint16_t *dst, ptrdif
     return chunks;
 }
 
+/* relu's backward in 16-bit lanes (the compiler's version widens them) */
+FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16) {
+    const uint16_t *g = in[0], *x = in[1];
+    const __m256i magnitude = _mm256_set1_epi16(0x7fff), inf = _mm256_set1_epi16(bf16 ? 0x7f80 : 0x7c00);
+    const __m256i quiet = _mm256_set1_epi16(bf16 ? 0x40 : 0x200);
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i)), w = _mm256_loadu_si256((const __m256i *)(g + i));
+        __m256i x_nan = _mm256_cmpgt_epi16(_mm256_and_si256(v, magnitude), inf);
+        __m256i g_nan = _mm256_cmpgt_epi16(_mm256_and_si256(w, magnitude), inf);
+        __m256i g_out = _mm256_or_si256(w, _mm256_and_si256(g_nan, quiet));
+        __m256i low = _mm256_and_si256(x_nan, _mm256_or_si256(v, quiet));
+        /* x > 0: positive as an int16 (sign clear, not zero) and not NaN */
+        __m256i positive = _mm256_andnot_si256(_mm256_cmpgt_epi16(v, inf), _mm256_cmpgt_epi16(v, _mm256_setzero_si256()));
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_blendv_epi8(low, g_out, positive));
+    }
+    if (i < n) {
+        const uint16_t *rest[2] = {g + i, x + i};
+        relu_bwd_portable(rest, out + i, n - i, bf16);
+    }
+}
+
 static const fa_convert16_set avx2 = {
     {widen_f16_avx2, narrow_f16_avx2},
     {widen_bf16_avx2, narrow_bf16_avx2},
     relu_fwd_avx2,
-    relu_bwd_avx2,
+    relu_bwd_lanes_avx2,
 };
 
 /* ---- AVX-512F ---- */
@@ -201,7 +225,7 @@ FA_AVX512_ static inline __mmask16 bf16_tie_lanes_avx512(__m512i x) {
            _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
 }
 
-FA_DEFINE_RELU16_(avx512, FA_AVX512_)
+FA_DEFINE_RELU16_FWD_(avx512, FA_AVX512_)
 
 FA_AVX512_ static void widen_f16_avx512(const uint16_t *src, float *dst, ptrdiff_t n) {
     unsigned flags = _mm_getcsr();
@@ -267,7 +291,7 @@ static const fa_convert16_set avx512 = {
     {widen_f16_avx512, narrow_f16_avx512},
     {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512},
     relu_fwd_avx512,
-    relu_bwd_avx512,
+    relu_bwd_lanes_avx2,
 };
 #endif
 
