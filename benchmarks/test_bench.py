@@ -1,13 +1,16 @@
 """fastact vs its peers under pytest-benchmark: every activation in the registry,
-forward and backward, float32 and float64, 1e2..1e7 elements (1e8 with
---bench-huge), 1 and all threads. Each group (function-direction-dtype-size)
-holds every implementation, so pytest-benchmark's table compares them side by side.
+forward and backward, float32, float64, float16 and bfloat16 (with ml_dtypes),
+1e2..1e7 elements (1e8 with --bench-huge), 1 and all threads. Each group
+(function-direction-dtype-size) holds every implementation, so pytest-benchmark's
+table compares them side by side.
 
-    pytest benchmarks                                  # everything, ~5 min here
-    pytest benchmarks -m quick                         # float32, 1e3 and 1e5, 1 thread
+    pytest benchmarks                                  # everything (float32 and float64: ~5 min here)
+    pytest benchmarks -m quick                         # float32, 1e3 and 1e5, 1 thread;
+                                                       # gelu 1e3 in float16 and bfloat16
     pytest benchmarks -k "gelu and float32 and 1e6"    # any subset of the ids
     pytest benchmarks --benchmark-json=b.json && python benchmarks/report.py b.json
 """
+import importlib.util
 from typing import NamedTuple
 
 import pytest
@@ -18,9 +21,10 @@ from fastact._registry import ACTIVATIONS
 
 SIZES = [10**k for k in range(2, 8)]
 HUGE = 10**8
-DTYPES = ["float32", "float64"]
+DTYPES = ["float32", "float64", "float16"] + ["bfloat16"] * bool(importlib.util.find_spec("ml_dtypes"))
 THREADS = sorted({1, fa.get_num_threads()})
 QUICK = {"dtype": "float32", "sizes": (10**3, 10**5), "threads": 1}
+QUICK_16 = {"dtypes": _peers.HALF, "function": "gelu", "size": 10**3, "threads": 1}   # one small case each
 
 # A round lasts >= 0.2 ms so that timer and loop overhead vanish; >= 3 rounds
 # for a median even when one call of a 1e7 NumPy formula takes half a second.
@@ -45,8 +49,10 @@ class Case(NamedTuple):
 
     @property
     def quick(self):
-        return (self.dtype == QUICK["dtype"] and self.size in QUICK["sizes"]
-                and self.threads == QUICK["threads"])
+        return ((self.dtype == QUICK["dtype"] and self.size in QUICK["sizes"]
+                 and self.threads == QUICK["threads"])
+                or (self.dtype in QUICK_16["dtypes"] and self.function == QUICK_16["function"]
+                    and self.size == QUICK_16["size"] and self.threads == QUICK_16["threads"]))
 
 
 def cases(huge):

@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 import fastact as fa
-from fastact._peers import (DIRECTIONS, IMPLS, Unsupported, available, build, jax_pool_threads,
-                            make_inputs, using_threads, version)
+from fastact._peers import (DIRECTIONS, DTYPES, HALF, IMPLS, Unsupported, available, build,
+                            dtype_of, jax_pool_threads, make_inputs, using_threads, version)
 from fastact._registry import ACTIVATIONS
 from fastact import _peers_rows as rows
 
@@ -27,7 +27,7 @@ from fastact import _peers_rows as rows
 
 def bytes_moved(size, dtype, direction):
     """Bytes one call must read and write: x -> y, or (g, x) -> y."""
-    return (2 if direction == "forward" else 3) * size * np.dtype(dtype).itemsize
+    return (2 if direction == "forward" else 3) * size * dtype_of(dtype).itemsize
 
 
 def size_label(n):
@@ -137,8 +137,9 @@ def parse_args(argv):
                     "Markdown on stdout, progress on stderr.")
     parser.add_argument("--sizes", type=_csv(_size), default=[10**3, 10**5, 10**6],
                         help="elements per array (default 1e3,1e5,1e6)")
-    parser.add_argument("--dtypes", type=_csv(str, ["float32", "float64"]), default=["float32"],
-                        help="float32 and/or float64 (default float32)")
+    parser.add_argument("--dtypes", type=_csv(str, DTYPES), default=["float32"],
+                        help="any of float32, float64, float16, bfloat16 (ml_dtypes'; 16-bit "
+                             "rows are also compared with float32 and torch) (default float32)")
     parser.add_argument("--threads", type=_csv(_positive), default=sorted({1, top}),
                         help=f"thread counts (default {','.join(map(str, sorted({1, top})))})")
     parser.add_argument("--functions", type=_csv(str, list(ACTIVATIONS)), default=list(ACTIVATIONS),
@@ -170,6 +171,9 @@ def parse_args(argv):
     parser.add_argument("--json", metavar="PATH", help="also write every sample as JSON")
     parser.add_argument("--plot", metavar="PATH", help="throughput vs size (needs matplotlib)")
     args = parser.parse_args(argv)
+    if "bfloat16" in args.dtypes and importlib.util.find_spec("ml_dtypes") is None:
+        parser.error("--dtypes bfloat16: NumPy's bfloat16 is ml_dtypes', which is not installed "
+                     "(pip install ml_dtypes)")
     cpus = fa._ext.cpus_available()
     args.oversubscribed = [t for t in args.threads if t > cpus]
     if args.oversubscribed and not args.oversubscribe:
@@ -198,7 +202,7 @@ def run(args, progress=sys.stderr):
     for done, (dtype, size, name, direction, threads) in enumerate(cells, 1):
         print(f"[{done}/{len(cells)}] {name} {direction} {dtype} {size_label(size)} "
               f"{threads} thread(s)", file=progress, flush=True)
-        if inputs is None or inputs[1].size != size or inputs[1].dtype != dtype:
+        if inputs is None or inputs[1].size != size or inputs[1].dtype.name != dtype:
             inputs = None     # free the previous arrays before making the next
             inputs = make_inputs(size, dtype)
         calls = {}
@@ -393,8 +397,9 @@ def markdown_table(records):
     for r in records:
         key = (r["function"], r["direction"], r["dtype"], r["size"], r["threads"])
         cells.setdefault(key, {})[r["impl"]] = r
-    order = {key: (list(ACTIVATIONS).index(key[0]), DIRECTIONS.index(key[1]), *key[2:])
-             for key in cells}     # a function's sizes and thread counts on adjacent rows
+    dtypes = list(dict.fromkeys(r["dtype"] for r in records))     # as --dtypes listed them
+    order = {key: (list(ACTIVATIONS).index(key[0]), DIRECTIONS.index(key[1]), dtypes.index(key[2]),
+                   *key[3:]) for key in cells}   # a function's sizes and thread counts on adjacent rows
     ours = [i for i in impls if IMPLS[i].kind == "fastact"]
     lines = ["| function | direction | dtype | size | threads | " + " | ".join(impls) + " | "
              + " | ".join(f"{i} vs fastest peer" for i in ours) + " |",
@@ -404,6 +409,32 @@ def markdown_table(records):
         values = cell_columns(row, impls, ours, lambda i: IMPLS[i].kind == "peer")
         lines.append(f"| {name} | {direction} | {dtype} | {size_label(size)} | {threads} | "
                      + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def half_table(records):
+    """For the 16-bit dtypes timed: a row per (function, direction, size, threads),
+    fastact's throughput in each over its float32 throughput (float32 time / 16-bit
+    time: > 1, the 16-bit call is faster) and its speedup over torch in the same
+    dtype. None when no 16-bit dtype was timed."""
+    halves = [d for d in HALF if any(r["dtype"] == d for r in records)]
+    if not halves:
+        return None
+    seconds = {(r["function"], r["direction"], r["size"], r["threads"], r["dtype"], r["impl"]):
+               r["seconds"] for r in records}
+    keys = sorted({k[:4] for k in seconds},
+                  key=lambda k: (list(ACTIVATIONS).index(k[0]), DIRECTIONS.index(k[1]), *k[2:]))
+
+    def speedup(other, ours):     # other's time over ours
+        return f"{seconds[other] / seconds[ours]:.2f}×" if other in seconds and ours in seconds else "—"
+
+    lines = ["| function | direction | size | threads | "
+             + " | ".join(f"{d} ÷ float32 | {d} vs torch {d}" for d in halves) + " |",
+             "|---|---|---:|---:|" + "---:|---:|" * len(halves)]
+    for key in keys:
+        cells = [c for d in halves for c in (speedup(key + ("float32", "fastact"), key + (d, "fastact")),
+                                              speedup(key + (d, "torch"), key + (d, "fastact")))]
+        lines.append(f"| {key[0]} | {key[1]} | {size_label(key[2])} | {key[3]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -463,9 +494,18 @@ def main(argv):
           f"{facts['load_average']}); peers: {peers}")
     jax_note = (f"; jax only at {jax_pool_threads()} (its CPU pool is sized at start-up: "
                 "PJRT_NPROC)" if "jax" in facts["versions"] else "")
+    half_note = ("; 16-bit memory backward: np.bitwise_and of the int16 bits (NumPy's float16 "
+                 "multiply is no floor)" if any(d in HALF for d in args.dtypes) else "")
     print(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
-          f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}.\n")
+          f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}"
+          f"{half_note}.\n")
     print(markdown_table(records))
+    halves = half_table(records)
+    if halves:
+        print("\n16-bit against float32 and torch: fastact's 16-bit Gelem/s over its float32 Gelem/s "
+              "(> 1: the 16-bit call is faster; — without float32 in the run), and its speedup over "
+              "torch in the same dtype (torch's time / fastact's):\n")
+        print(halves)
     if warning:
         print(f"\n**{warning}**")
     accuracy = accuracy_rows(args.functions) if "float32" in args.dtypes else None

@@ -46,15 +46,40 @@ class Unsupported(Exception):
 
 # ---- inputs ----------------------------------------------------------------
 
+DTYPES = ("float32", "float64", "float16", "bfloat16")    # bfloat16: ml_dtypes'
+HALF = ("float16", "bfloat16")      # computed by fastact in float32 lanes, rounded once
+
+
+def dtype_of(name):
+    """The NumPy dtype called `name`; "bfloat16" is ml_dtypes' (ImportError without it)."""
+    if str(name) == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
 def make_inputs(size, dtype, seed=0):
     """(grad_output, x, out): x ~ N(0, 3²) reaches every kernel's tail paths
-    without overflowing any peer's formula; out is shared by every implementation."""
+    without overflowing any peer's formula; out is shared by every implementation.
+    16-bit inputs are the float32 draws, rounded: the same values at every width."""
     rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    x = rng.standard_normal(size, dtype=dtype)
+    dtype = dtype_of(dtype)
+    drawn = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
+    x = rng.standard_normal(size, dtype=drawn)
     x *= 3
-    g = rng.standard_normal(size, dtype=dtype)
-    return g, x, np.empty_like(x)
+    g = rng.standard_normal(size, dtype=drawn)
+    return g.astype(dtype, copy=False), x.astype(dtype, copy=False), np.empty(size, dtype)
+
+
+def _first_call(fn, peer, dtype, errors=(RuntimeError, TypeError, NotImplementedError)):
+    """fn, once called: a 16-bit kernel or loop `peer` lacks fails here, as
+    Unsupported, not in the middle of the timing."""
+    try:
+        fn()
+    except errors as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise Unsupported(f"{peer} fails on {dtype}: {reason[:120]}") from None
+    return fn
 
 
 # ---- implementations ---------------------------------------------------------
@@ -87,6 +112,9 @@ def _memory(name, direction, g, x, y, threads):
     """The floor: the same bytes moved with (next to) no arithmetic. Single-threaded."""
     if direction == "forward":
         return lambda: np.copyto(y, x)
+    if x.dtype.name in HALF:    # NumPy's float16 multiply converts element by element
+        g, x, y = (a.view(np.int16) for a in (g, x, y))     # (0.2 Gelem/s): bits instead
+        return lambda: np.bitwise_and(g, x, out=y)
     return lambda: np.multiply(g, x, out=y)
 
 
@@ -94,7 +122,15 @@ def _numpy(name, direction, g, x, y, threads):
     """The formulas a NumPy user writes, in the array's dtype (Python-float
     constants do not upcast arrays). Single-threaded, with temporaries.
     Parameters at torch's defaults, factors of 1 left out. Piecewise parts are
-    masks and max/min, not np.where, which costs 5-10x more on mixed signs."""
+    masks and max/min, not np.where, which costs 5-10x more on mixed signs.
+    float16 ufuncs compute in float32 inside NumPy; bfloat16 runs ml_dtypes'
+    loops, where a Python float makes float32 temporaries, and is skipped where
+    a loop is missing."""
+    fn = _numpy_formula(name, direction, g, x, y)
+    return _first_call(fn, "numpy", x.dtype) if x.dtype.name in HALF else fn
+
+
+def _numpy_formula(name, direction, g, x, y):
     fn = {("relu", "forward"): lambda: np.maximum(x, 0, out=y),
           ("relu", "backward"): lambda: np.multiply(g, x > 0, out=y),
           ("gelu_tanh", "forward"): lambda: _np_gelu_tanh(x, y),
@@ -203,14 +239,29 @@ def _np_selu(x, y, g=None):
     return np.multiply(g, SELU_SCALE * slope, out=y)
 
 
+def _torch_view(a):
+    """A tensor on a's memory; torch.from_numpy takes no ml_dtypes bfloat16,
+    so it goes through the int16 bits."""
+    import torch
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def _torch(name, direction, g, x, y, threads):
     """Preallocated out= everywhere; backward through the aten ops autograd runs.
     Calling aten ops from Python adds dispatcher overhead autograd (C++) does not
-    pay: it shows at small sizes."""
+    pay: it shows at small sizes. float16 and bfloat16 are torch.float16 and
+    torch.bfloat16 tensors, the same calls."""
+    fn = _torch_call(name, direction, g, x, y)
+    return _first_call(fn, "torch", x.dtype) if x.dtype.name in HALF else fn
+
+
+def _torch_call(name, direction, g, x, y):
     import torch
     aten = torch.ops.aten
     nn = torch._C._nn           # what torch.nn.functional calls, minus its Python wrappers
-    tg, tx, ty = (torch.from_numpy(a) for a in (g, x, y))     # views, no copies
+    tg, tx, ty = (_torch_view(a) for a in (g, x, y))      # views, no copies
     approximate = "tanh" if name == "gelu_tanh" else "none"
     if direction == "forward":
         # F.relu is clamp_min(x, 0) in ATen, which takes out=
@@ -319,6 +370,8 @@ _NUMEXPR = {
 
 def _numexpr(name, direction, g, x, y, threads):
     import numexpr as ne
+    if x.dtype.name in HALF:
+        raise Unsupported(f"numexpr has no {x.dtype}")
     expr = _NUMEXPR.get((name, direction))
     if expr is None:
         raise Unsupported("numexpr has no erf")
@@ -460,6 +513,11 @@ def _onnx_backward(name, op, c, mask, g, x):
 
 def _onnxruntime(name, direction, g, x, y, threads):
     import onnxruntime as ort
+    # float16: where the CPU provider lacks a kernel, onnxruntime's session wraps
+    # the node in Casts to float32 and back, which is what its users get
+    if x.dtype.name == "bfloat16":
+        raise Unsupported("onnxruntime's CPU provider lacks bfloat16 kernels for these ops "
+                          "(Relu, Sigmoid, Tanh, Mul, Exp ...)")
     model, inputs = _onnx_model(name, direction, x.dtype)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
@@ -484,7 +542,10 @@ def _onnxruntime(name, direction, g, x, y, threads):
     for input_name, array in zip(inputs, [x] if direction == "forward" else [g, x]):
         binding.bind_cpu_input(input_name, array)
     binding.bind_output("y", "cpu", 0, y.dtype, y.shape, y.ctypes.data)
-    return lambda: session.run_with_iobinding(binding)
+    fn = lambda: session.run_with_iobinding(binding)      # noqa: E731
+    if x.dtype.name in HALF:    # onnxruntime raises its own exception types
+        return _first_call(fn, "onnxruntime", x.dtype, errors=Exception)
+    return fn
 
 
 # jax: jax.nn's functions under jax.jit, backward through jax.vjp (what
@@ -493,6 +554,8 @@ def _onnxruntime(name, direction, g, x, y, threads):
 # cannot write into y: every call allocates its result, which is part of what
 # a jax user pays and so stays in the timed call. Converting that result to
 # NumPy does not: it is the caller's choice, not the activation's cost.
+# float16 and bfloat16 (ml_dtypes', which jax's is) arrays become jnp.float16
+# and jnp.bfloat16 device arrays.
 
 def jax_pool_threads():
     """Threads in jax's CPU pool: PJRT_NPROC, else NPROC, else the usable CPUs
