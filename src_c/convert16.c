@@ -122,6 +122,7 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x) {
                                                          _mm256_set1_epi32(0x1000)),
                                       _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
     __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a, below), below);
+    if (_mm256_testz_si256(small, small)) return normal; /* the usual case: no result below 2^-14 */
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvttps_epi32(scaled);
     __m256i whole = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(k), scaled, _CMP_EQ_OQ));
@@ -213,6 +214,7 @@ FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x) {
     __mmask16 normal = _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32(0x1000)) &
                        _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0efff000));
     __mmask16 small = _mm512_cmplt_epu32_mask(a, base);
+    if (!small) return normal; /* the usual case: no result below 2^-14 */
     __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
     __m512i k = _mm512_cvttps_epi32(scaled);
     return normal | (small & _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(k), scaled, _CMP_EQ_OQ) &
