@@ -265,11 +265,36 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * of its neighbours) came from a true value on one side of it, which rounding
  * the tie to even ignores: gelu(2^-24) would round to 0. Those elements are
  * recomputed by the float64 kernel and rounded once from there (half.h). They
- * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16. */
+ * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16
+ * (more where results are exact, as hardswish's often are), and batched. */
+enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
+typedef struct {
+    double in[FA_MAX_INPUTS][FA_TIE_BATCH], out[FA_MAX_OUTPUTS][FA_TIE_BATCH];
+    ptrdiff_t where[FA_TIE_BATCH];
+    unsigned tied_outputs[FA_TIE_BATCH];
+    int count;
+} fa_ties;
+
+static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *out16) {
+    const void *in_at[FA_MAX_INPUTS];
+    void *out_at[FA_MAX_OUTPUTS];
+    int nout = job->nargs - job->nin;
+    for (int k = 0; k < job->nin; k++) in_at[k] = ties->in[k];
+    for (int o = 0; o < nout; o++) out_at[o] = ties->out[o];
+    job->wide(in_at, out_at, ties->count, job->params);
+    for (int t = 0; t < ties->count; t++)
+        for (int o = 0; o < nout; o++)
+            if (ties->tied_outputs[t] >> o & 1) out16[o][ties->where[t]] = job->dtype->half->from_double(ties->out[o][t]);
+    ties->count = 0;
+}
+
+/* chunks: bit c set if elements [64c, 64c + 64) hold a tie */
 static void fix_ties(const fa_job *job, float *const *in, float *const *out, uint16_t *const *out16, ptrdiff_t n,
                      uint64_t chunks) {
     const fa_half_type *half = job->dtype->half;
     int nout = job->nargs - job->nin;
+    fa_ties ties;
+    ties.count = 0;
     for (ptrdiff_t i = 0; i < n; i++) {
         if (!(chunks >> (i / 64) & 1)) {
             i += 63 - i % 64;
@@ -278,15 +303,12 @@ static void fix_ties(const fa_job *job, float *const *in, float *const *out, uin
         unsigned tied = 0;
         for (int o = 0; o < nout; o++) tied |= (unsigned)half->is_tie(out[o][i]) << o;
         if (!tied) continue;
-        double wide_in[FA_MAX_INPUTS], wide_out[FA_MAX_OUTPUTS];
-        const void *in_at[FA_MAX_INPUTS];
-        void *out_at[FA_MAX_OUTPUTS];
-        for (int k = 0; k < job->nin; k++) wide_in[k] = in[k][i], in_at[k] = &wide_in[k];
-        for (int o = 0; o < nout; o++) out_at[o] = &wide_out[o];
-        job->wide(in_at, out_at, 1, job->params);
-        for (int o = 0; o < nout; o++)
-            if (tied >> o & 1) out16[o][i] = half->from_double(wide_out[o]);
+        for (int k = 0; k < job->nin; k++) ties.in[k][ties.count] = in[k][i];
+        ties.where[ties.count] = i;
+        ties.tied_outputs[ties.count++] = tied;
+        if (ties.count == FA_TIE_BATCH) recompute_ties(job, &ties, out16);
     }
+    if (ties.count > 0) recompute_ties(job, &ties, out16);
 }
 
 /* float16 and bfloat16, a block at a time: widened to float32 (contiguous

@@ -7,6 +7,10 @@ cell "accurate → fast Gelem/s (fast tier × the fastest peer)"; the exact func
     python -m fastact bench --sizes 1e5,1e6,1e7 --threads 1,2 --dtypes float32,float64 --json bench.json
     python tools/speed_tables.py bench.json
 
+16-bit (`--dtypes float32,float16,bfloat16`, then `--half`): per 16-bit dtype, a
+row per function and direction, each cell "Gelem/s (× fastact float32, × torch
+in that dtype)".
+
 The structured functions (`python -m fastact bench --structured --json PATH`):
 a row per function, direction and shape, a column per thread count, each cell
 "accurate → fast Gelem/s (the fast tier × the fastest peer)".
@@ -63,6 +67,36 @@ def tables(data):
     return "\n".join(out)
 
 
+def half_tables(data):
+    """For float16 and bfloat16 (when timed beside float32): a row per function
+    and direction, a column per size and thread count, each cell "Gelem/s
+    (× fastact's float32, × torch in the same dtype)", accurate tier."""
+    seconds = {(r["dtype"], r["function"], r["direction"], r["size"], r["threads"], r["impl"]): r["seconds"]
+               for r in data["results"]}
+    columns = sorted({(k[3], k[4]) for k in seconds})
+    out = []
+    for dtype in ("float16", "bfloat16"):
+        if not any(k[0] == dtype for k in seconds):
+            continue
+        out += [f"{dtype}: fastact Gelem/s (× fastact float32, × torch {dtype})", "",
+                "| function | direction | " + " | ".join(f"{label(n)} ×{t}" for n, t in columns) + " |",
+                "|---|---|" + "---:|" * len(columns)]
+        for function, direction in dict.fromkeys(k[1:3] for k in seconds if k[0] == dtype):
+            line = []
+            for n, t in columns:
+                ours = seconds.get((dtype, function, direction, n, t, "fastact"))
+                if ours is None:
+                    line.append("—")
+                    continue
+                ratios = [f"{seconds[key] / ours:.2f}×" if key in seconds else "—"
+                          for key in ((("float32", function, direction, n, t, "fastact")),
+                                      (dtype, function, direction, n, t, "torch"))]
+                line.append(f"{n / ours / 1e9:.2f} ({', '.join(ratios)})")
+            out.append(f"| {function} | {direction} | " + " | ".join(line) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def structured_tables(records):
     cells = defaultdict(dict)
     for r in records:
@@ -96,10 +130,17 @@ def structured_tables(records):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", help="python -m fastact bench --json output")
+    parser.add_argument("--half", action="store_true",
+                        help="the float16/bfloat16 tables (a run with --dtypes float32,float16,bfloat16)")
     args = parser.parse_args()
     with open(args.json) as f:
         data = json.load(f)
-    print(structured_tables(data["structured"]) if "structured" in data else tables(data))
+    if "structured" in data:
+        print(structured_tables(data["structured"]))
+    elif args.half:
+        print(half_tables(data))
+    else:
+        print(tables(data))
 
 
 if __name__ == "__main__":
