@@ -27,21 +27,23 @@
 #define FA_VECTORIZE_
 #endif
 
-/* chunks of FA_TIE_CHUNK elements, one bit each in what narrow returns */
-#define FA_TIE_CHUNK 64
+/* mark element i's bit in the tie bitmap */
+#define FA_MARK_TIES_(ties, i, lanes) ((ties)[(i) / 64] |= (uint64_t)(lanes) << ((i) % 64))
 
-/* which runs of FA_TIE_CHUNK elements hold a tie (the portable scans) */
-static uint64_t half_ties_portable(const float *src, ptrdiff_t n) {
-    uint64_t chunks = 0;
+/* which elements are ties (the portable scans); nonzero if any */
+static int half_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (ptrdiff_t i = 0; i < n; i++)
-        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    return chunks;
+        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+    return any;
 }
-static uint64_t bf16_ties_portable(const float *src, ptrdiff_t n) {
-    uint64_t chunks = 0;
+static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (ptrdiff_t i = 0; i < n; i++)
-        if (fa_is_bf16_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    return chunks;
+        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+    return any;
 }
 
 /* The ISA-independent bodies, compiled once per target below: bfloat16's
@@ -54,14 +56,14 @@ static uint64_t bf16_ties_portable(const float *src, ptrdiff_t n) {
             bits[i] = ((h & 0x7fffu) > 0x7f80u ? h | 0x40u : h) << 16; /* NaN made quiet */    \
         }                                                                                      \
     }                                                                                          \
-    attr FA_VECTORIZE_ static uint64_t narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n) { \
+    attr FA_VECTORIZE_ static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) { \
         for (ptrdiff_t i = 0; i < n; i++) {                                                    \
             uint32_t x;                                                                        \
             memcpy(&x, &src[i], sizeof x);                                                     \
             uint32_t rounded = (x + 0x7fffu + (x >> 16 & 1u)) >> 16, quiet = x >> 16 | 0x40u;  \
             dst[i] = (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);            \
         }                                                                                      \
-        return bf16_scan(src, n);                                                              \
+        return bf16_scan(src, n, ties);                                                        \
     }
 /* relu: x where x > 0 (sign clear, not zero), NaN made quiet, else +0 */
 #define FA_DEFINE_RELU16_FWD_(suffix, attr)                                                         \
@@ -95,9 +97,9 @@ FA_DEFINE_RELU16_BWD_(portable, )
 static void widen_f16_portable(const uint16_t *src, float *dst, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_half_to_float(src[i]);
 }
-static uint64_t narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n) {
+static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_float_to_half(src[i]);
-    return half_ties_portable(src, n);
+    return half_ties_portable(src, n, ties);
 }
 
 static const fa_convert16_set portable = {
@@ -130,20 +132,22 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x) {
     return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(whole, odd)));
 }
 
-FA_AVX2_ static uint64_t bf16_ties_avx2_(const float *src, ptrdiff_t n) {
+FA_AVX2_ static int bf16_ties_avx2_(const float *src, ptrdiff_t n, uint64_t *ties) {
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), low16 = _mm256_set1_epi32(0xffff);
     const __m256i half = _mm256_set1_epi32(0x8000), inf = _mm256_set1_epi32(0x7f800000);
-    uint64_t chunks = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(src + i)), abs_mask);
         __m256i tie = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, inf),
                                           _mm256_cmpeq_epi32(_mm256_and_si256(a, low16), half));
-        if (!_mm256_testz_si256(tie, tie)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tie));
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++)
-        if (fa_is_bf16_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
-    return chunks;
+        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+    return any;
 }
 
 FA_DEFINE_BF16_(avx2, FA_AVX2_, bf16_ties_avx2_)
@@ -156,22 +160,23 @@ FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
     _mm_setcsr(flags);
 }
-FA_AVX2_ static uint64_t narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n) {
+FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
     unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
-    uint64_t chunks = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(src + i);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        __m256i tie = half_tie_lanes_avx2(x);
-        if (!_mm256_testz_si256(tie, tie)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x)));
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_half(src[i]);
-        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
     _mm_setcsr(flags);
-    return chunks;
+    return any;
 }
 
 /* relu's backward in 16-bit lanes (the compiler's version widens them) */
@@ -237,21 +242,23 @@ FA_AVX512_ static void widen_f16_avx512(const uint16_t *src, float *dst, ptrdiff
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
     _mm_setcsr(flags);
 }
-FA_AVX512_ static uint64_t narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
+FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
     unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
-    uint64_t chunks = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 x = _mm512_loadu_ps(src + i);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        if (half_tie_lanes_avx512(x)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        __mmask16 lanes = half_tie_lanes_avx512(x);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_half(src[i]);
-        if (fa_is_half_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
     _mm_setcsr(flags);
-    return chunks;
+    return any;
 }
 
 /* bfloat16 in registers: the compiler's vectorisation of the loops above
@@ -268,10 +275,11 @@ FA_AVX512_ static void widen_bf16_zmm_avx512(const uint16_t *src, float *dst, pt
     }
     for (; i < n; i++) dst[i] = fa_bf16_to_float(src[i]);
 }
-FA_AVX512_ static uint64_t narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
+FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
     const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
-    uint64_t chunks = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i x = _mm512_loadu_si512(src + i);
@@ -280,13 +288,14 @@ FA_AVX512_ static uint64_t narrow_bf16_zmm_avx512(const float *src, uint16_t *ds
         __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
         rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), quiet);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(rounded));
-        if (bf16_tie_lanes_avx512(x)) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        __mmask16 lanes = bf16_tie_lanes_avx512(x);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_bf16(src[i]);
-        if (fa_is_bf16_tie(src[i])) chunks |= 1ull << (i / FA_TIE_CHUNK);
+        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
-    return chunks;
+    return any;
 }
 
 static const fa_convert16_set avx512 = {

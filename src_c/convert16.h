@@ -7,10 +7,10 @@
 
 typedef struct {
     void (*widen)(const uint16_t *src, float *dst, ptrdiff_t n); /* exact; NaN made quiet */
-    /* rounded to nearest even, n <= 64 * 64; returns which runs of 64 elements
-     * hold a tie of the 16-bit type (fa_is_half_tie, fa_is_bf16_tie): bit c
-     * for elements [64c, 64c + 64) */
-    uint64_t (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n);
+    /* rounded to nearest even; ties[i / 64] bit i % 64 set where element i is
+     * a tie of the 16-bit type (fa_is_half_tie, fa_is_bf16_tie), (n + 63) / 64
+     * words written; returns nonzero if any is */
+    int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

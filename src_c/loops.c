@@ -22,6 +22,11 @@
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
 #define FA_BLOCK 1024      /* elements per gather buffer; 16-bit: at most 64 * 64 */
 #define FA_SMALL_BLOCK 64  /* per stack buffer, for small calls */
+/* Buffers one after another are staggered by this many bytes: a kernel
+ * reading one and writing the next at the same offset modulo 4 KiB would
+ * have every load wait on the store before it (4K aliasing): measured, the
+ * float32 kernel ran at half speed on float16 data through unstaggered buffers. */
+#define FA_STAGGER 192
 #define FA_GRAIN 64        /* thread chunks are multiples of this */
 
 const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2] = FA_OP_ARITY_INIT;
@@ -237,10 +242,10 @@ static void run_contiguous(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * and a failed allocation, use a small stack buffer. */
 static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     _Alignas(64) double small[FA_MAX_ARGS][FA_SMALL_BLOCK];
-    double (*heap)[FA_BLOCK] = NULL;
+    double (*heap)[FA_BLOCK + FA_STAGGER / sizeof(double)] = NULL;
     ptrdiff_t block = job->block;
     if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK)
-        heap = aligned_alloc(64, sizeof(double[FA_MAX_ARGS][FA_BLOCK]));
+        heap = aligned_alloc(64, sizeof(double[FA_MAX_ARGS][FA_BLOCK + FA_STAGGER / sizeof(double)]));
     ptrdiff_t capacity = heap ? FA_BLOCK : FA_SMALL_BLOCK;
     if (block > capacity) block = capacity;
     const void *in[FA_MAX_INPUTS];
@@ -288,27 +293,27 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     ties->count = 0;
 }
 
-/* chunks: bit c set if elements [64c, 64c + 64) hold a tie */
-static void fix_ties(const fa_job *job, float *const *in, float *const *out, uint16_t *const *out16, ptrdiff_t n,
-                     uint64_t chunks) {
-    const fa_half_type *half = job->dtype->half;
+/* ties[o]: output o's tie bitmap from narrow */
+static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16, ptrdiff_t n,
+                     uint64_t (*ties)[FA_BLOCK / 64]) {
     int nout = job->nargs - job->nin;
-    fa_ties ties;
-    ties.count = 0;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (!(chunks >> (i / 64) & 1)) {
-            i += 63 - i % 64;
-            continue;
+    fa_ties batch;
+    batch.count = 0;
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++) {
+        uint64_t any = 0;
+        for (int o = 0; o < nout; o++) any |= ties[o][word];
+        for (int bit = 0; bit < 64 && any >> bit; bit++) {
+            if (!(any >> bit & 1)) continue;
+            ptrdiff_t i = word * 64 + bit;
+            unsigned tied = 0;
+            for (int o = 0; o < nout; o++) tied |= (unsigned)(ties[o][word] >> bit & 1) << o;
+            for (int k = 0; k < job->nin; k++) batch.in[k][batch.count] = in[k][i];
+            batch.where[batch.count] = i;
+            batch.tied_outputs[batch.count++] = tied;
+            if (batch.count == FA_TIE_BATCH) recompute_ties(job, &batch, out16);
         }
-        unsigned tied = 0;
-        for (int o = 0; o < nout; o++) tied |= (unsigned)half->is_tie(out[o][i]) << o;
-        if (!tied) continue;
-        for (int k = 0; k < job->nin; k++) ties.in[k][ties.count] = in[k][i];
-        ties.where[ties.count] = i;
-        ties.tied_outputs[ties.count++] = tied;
-        if (ties.count == FA_TIE_BATCH) recompute_ties(job, &ties, out16);
     }
-    if (ties.count > 0) recompute_ties(job, &ties, out16);
+    if (batch.count > 0) recompute_ties(job, &batch, out16);
 }
 
 /* float16 and bfloat16, a block at a time: widened to float32 (contiguous
@@ -329,8 +334,8 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         return;
     }
     typedef struct {
-        float wide[FA_MAX_ARGS][FA_BLOCK];
-        uint16_t narrow[FA_MAX_OUTPUTS][FA_BLOCK];
+        float wide[FA_MAX_ARGS][FA_BLOCK + FA_STAGGER / sizeof(float)];
+        uint16_t narrow[FA_MAX_OUTPUTS][FA_BLOCK + FA_STAGGER / sizeof(uint16_t)];
     } buffers_t;
     _Alignas(64) float small[FA_MAX_ARGS][FA_SMALL_BLOCK];
     _Alignas(64) uint16_t small16[FA_MAX_OUTPUTS][FA_SMALL_BLOCK];
@@ -355,13 +360,14 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         }
         if (job->half_sum_at >= 0) round_half_sums(half, in[job->half_sum_at], in[job->half_sum_at + 1], n);
         job->kernel((const void *const *)in, (void *const *)out, n, job->params);
-        uint64_t tie_chunks = 0;
+        uint64_t ties[FA_MAX_OUTPUTS][FA_BLOCK / 64];
+        int any_tie = 0;
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             out16[o] = job->steps[a] == 2 ? (uint16_t *)(job->args[a] + start * 2) : heap ? heap->narrow[o] : small16[o];
-            tie_chunks |= convert->narrow(out[o], out16[o], n);
+            any_tie |= convert->narrow(out[o], out16[o], n, ties[o]);
         }
-        if (tie_chunks) fix_ties(job, in, out, out16, n, tie_chunks);
+        if (any_tie) fix_ties(job, in, out16, n, ties);
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             if (job->steps[a] == 2) continue;
