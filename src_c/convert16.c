@@ -50,10 +50,10 @@ static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
  * conversions, and ReLU on the 16-bit values. */
 #define FA_DEFINE_BF16_(suffix, attr, bf16_scan)                                                \
     attr FA_VECTORIZE_ static void widen_bf16_##suffix(const uint16_t *src, float *dst, ptrdiff_t n) { \
-        uint32_t *bits = (uint32_t *)dst;                                                      \
         for (ptrdiff_t i = 0; i < n; i++) {                                                    \
             uint32_t h = src[i];                                                               \
-            bits[i] = ((h & 0x7fffu) > 0x7f80u ? h | 0x40u : h) << 16; /* NaN made quiet */    \
+            uint32_t bits = ((h & 0x7fffu) > 0x7f80u ? h | 0x40u : h) << 16; /* NaN made quiet */ \
+            memcpy(&dst[i], &bits, sizeof bits);                                               \
         }                                                                                      \
     }                                                                                          \
     attr FA_VECTORIZE_ static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) { \

@@ -20,13 +20,14 @@
 #include "half.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
-#define FA_BLOCK 1024      /* elements per gather buffer; 16-bit: at most 64 * 64 */
+#define FA_BLOCK 1024      /* elements per gather buffer */
 #define FA_SMALL_BLOCK 64  /* per stack buffer, for small calls */
 /* Buffers one after another are staggered by this many bytes: a kernel
  * reading one and writing the next at the same offset modulo 4 KiB would
  * have every load wait on the store before it (4K aliasing): measured, the
  * float32 kernel ran at half speed on float16 data through unstaggered buffers. */
 #define FA_STAGGER 192
+_Static_assert(FA_BLOCK % 64 == 0, "a 16-bit block's tie bitmap holds whole 64-bit words");
 #define FA_GRAIN 64        /* thread chunks are multiples of this */
 
 const int fa_op_arity[FA_N_OPS][FA_N_DIRECTIONS][2] = FA_OP_ARITY_INIT;
@@ -89,11 +90,10 @@ FA_DEFINE_COPY(f64, double, double, FA_AS_IS, FA_AS_IS)
 typedef struct {
     int bf16;
     uint16_t (*narrow)(float);
-    int (*is_tie)(float);
     uint16_t (*from_double)(double);
 } fa_half_type;
-static const fa_half_type half_f16 = {0, fa_float_to_half, fa_is_half_tie, fa_double_to_half};
-static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_is_bf16_tie, fa_double_to_bf16};
+static const fa_half_type half_f16 = {0, fa_float_to_half, fa_double_to_half};
+static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_double_to_bf16};
 
 typedef struct {
     ptrdiff_t size;       /* bytes per stored element */
@@ -141,6 +141,7 @@ typedef struct {
     int half_sum_at;      /* >= 0: 16-bit x + bias at inputs [at], [at + 1] (see round_half_sums) */
     /* 16-bit types: */
     fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
+    const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
 } fa_job;
@@ -152,6 +153,12 @@ typedef struct {
 #define FA_BIAS_FLAG_(op, OP, act) [FA_##OP] = 1,
 static const char is_bias_op[FA_N_OPS] = {FA_BIAS_OPS(FA_BIAS_FLAG_)};
 #undef FA_BIAS_FLAG_
+/* ops whose float32 kernels round their parameters to float32 first (the
+ * exact piecewise ones, as PyTorch does); the others' accurate float32
+ * kernels compute in float64 with the parameters as given */
+#define FA_PIECEWISE_FLAG_(op, OP) [FA_##OP] = 1,
+static const char rounds_params[FA_N_OPS] = {FA_PIECEWISE_OPS(FA_PIECEWISE_FLAG_)};
+#undef FA_PIECEWISE_FLAG_
 
 static void round_half_sums(const fa_half_type *half, float *x, float *bias, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -286,7 +293,7 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     int nout = job->nargs - job->nin;
     for (int k = 0; k < job->nin; k++) in_at[k] = ties->in[k];
     for (int o = 0; o < nout; o++) out_at[o] = ties->out[o];
-    job->wide(in_at, out_at, ties->count, job->params);
+    job->wide(in_at, out_at, ties->count, job->wide_params);
     for (int t = 0; t < ties->count; t++)
         for (int o = 0; o < nout; o++)
             if (ties->tied_outputs[t] >> o & 1) out16[o][ties->where[t]] = job->dtype->half->from_double(ties->out[o][t]);
@@ -439,11 +446,13 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     const fa_loop_spec *spec = data;
     const fa_dtype *dtype = &dtypes[dtype_index];
     const fa_kernels *kernels = fa_kernels_current();
-    double params[FA_MAX_PARAMS];
+    double params[FA_MAX_PARAMS], wide_params[FA_MAX_PARAMS];
+    int round_params = dtype->half && rounds_params[spec->op];
     fa_job job = {kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
-                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], NULL, NULL};
+                  kernels->kernel[spec->op][spec->direction][FA_KF64][0],
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL};
     if (dtype->half) {
         job.convert = fa_convert16_for(fa_isa_current());
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
@@ -458,7 +467,10 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     ptrdiff_t n = dims[0];
     long saved = fa_round_to_nearest();
     for (ptrdiff_t start = 0, count; start < n; start += count) {
-        for (int j = 0; j < spec->nparams; j++) memcpy(&params[j], param[j] + start * param_step[j], sizeof(double));
+        for (int j = 0; j < spec->nparams; j++) {
+            memcpy(&params[j], param[j] + start * param_step[j], sizeof(double));
+            wide_params[j] = (double)(float)params[j];
+        }
         count = 1;
         while (start + count < n && same_params(param, param_step, spec->nparams, start + count, params)) {
             int constant = 1;

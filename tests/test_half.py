@@ -298,3 +298,26 @@ def test_softmax_in_16_bits():
 
 def test_tier_names_cover_every_variant():
     assert {v.tier for v in VARIANTS.values()} <= set(TIERS)
+
+
+def round_once(v, name):
+    """float64 values rounded once to the 16-bit type: NumPy's float16 cast
+    rounds directly; for bfloat16, through float32, nudged off a tie towards v."""
+    if name == "float16":
+        return v.astype(np.float16)
+    f = v.astype(np.float32)
+    bits = f.view(np.uint32).astype(np.int64)
+    tie = ((bits & 0xFFFF) == 0x8000) & np.isfinite(f) & (f != v)
+    bits = np.where(tie, bits + np.where(np.abs(v) > np.abs(f), 1, -1), bits)
+    return bits.astype(np.uint32).view(np.float32).astype(HALF_TYPES[name][0])
+
+
+@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3])
+def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
+    """leaky_relu's slope is rounded to float32 first, as its float32 kernel and
+    PyTorch round it; a tie of the product is resolved with that slope too, so
+    every result is x * float32(slope) rounded once."""
+    x = all_values(half)
+    x = x[np.isfinite(widen(x)) & (widen(x) < 0)]
+    exact = widen(x) * float(np.float32(slope))  # exact in float64: at most 11 + 24 bits
+    np.testing.assert_array_equal(widen(fa.leaky_relu(x, slope)), widen(round_once(exact, half)))

@@ -4,7 +4,7 @@ cimport numpy as cnp
 from numpy cimport PyUFuncGenericFunction
 from libc.stdint cimport intptr_t
 
-from cpython.mem cimport PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 from fastact._capi cimport *
 from fastact._errors import (bad_choice as _bad_choice, bad_order as _bad_order,
@@ -45,7 +45,10 @@ cdef _register_bfloat16(object ufunc, PyUFuncGenericFunction loop, void *data, i
         raise MemoryError()
     for a in range(nargs):
         types[a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else BFLOAT16.num
-    cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>ufunc, BFLOAT16.num, loop, types, data)
+    try:
+        cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>ufunc, BFLOAT16.num, loop, types, data)
+    finally:
+        PyMem_Free(types)  # NumPy keeps its own copy
 
 
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,

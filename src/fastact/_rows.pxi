@@ -142,11 +142,8 @@ def glu_backward(grad_output, x, axis=-1, *, precision='accurate', out=None):
     ufunc = (_u_glu_backward, _u_glu_backward_fast)[tier]
     try:
         if out is None:
-            dtype = _np.result_type(_np.asarray(grad_output).dtype, x.dtype)
-            if dtype.kind in "biu":  # as np.exp promotes them
-                dtype = _np.result_type(dtype, _np.float16)
-            if dtype.kind != "f" and dtype != BFLOAT16:
-                raise TypeError(f"no loop for inputs of dtype {dtype}")
+            # the output dtype the ufunc's own type resolution picks (TypeError if none)
+            dtype = ufunc.resolve_dtypes((_np.asarray(grad_output).dtype, x.dtype, x.dtype, None, None))[3]
             out = _np.empty(x.shape, dtype)
         elif not isinstance(out, _np.ndarray) or out.shape != x.shape:
             raise ValueError(f"out must be an array of x's shape {x.shape}")
