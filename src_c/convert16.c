@@ -1,10 +1,12 @@
 /* float16 and bfloat16 <-> float32 over contiguous blocks, per ISA: F16C
  * (with AVX2) and AVX-512F convert float16 in registers; bfloat16 is a shift
  * and an integer rounding, which the compiler vectorises. The portable set
- * converts element by element (half.h). Every set gives the same bits, and
- * none raises a floating-point flag: widening is exact (a signaling NaN
- * becomes quiet without a fuss) and a result that overflows the 16-bit type
- * becomes infinite silently, as the portable conversions do.
+ * converts element by element (half.h). Every set gives the same bits.
+ * Widening is exact (a signaling NaN becomes quiet); narrowing rounds to
+ * nearest even. The hardware conversions raise the usual flags (overflow,
+ * underflow, inexact, invalid for a signaling NaN): the 16-bit loop, their one
+ * caller, discards its flags once per call (loops.c), as saving and restoring
+ * MXCSR around every block cost more than the conversions.
  *
  * AVX512-BF16's VCVTNEPS2BF16 is not used: it flushes subnormal inputs to
  * zero, and the integer rounding costs about as little. */
@@ -30,19 +32,20 @@
 /* mark element i's bit in the tie bitmap */
 #define FA_MARK_TIES_(ties, i, lanes) ((ties)[(i) / 64] |= (uint64_t)(lanes) << ((i) % 64))
 
-/* which elements are ties (the portable scans); nonzero if any */
-static int half_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
+/* which elements are within `window` float32 ULPs of a tie (the portable
+ * scans); nonzero if any */
+static int half_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (ptrdiff_t i = 0; i < n; i++)
-        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_half_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     return any;
 }
-static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
+static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (ptrdiff_t i = 0; i < n; i++)
-        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_bf16_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     return any;
 }
 
@@ -56,14 +59,15 @@ static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties) {
             memcpy(&dst[i], &bits, sizeof bits);                                               \
         }                                                                                      \
     }                                                                                          \
-    attr FA_VECTORIZE_ static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) { \
+    attr FA_VECTORIZE_ static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, \
+                                                       uint32_t window) {                     \
         for (ptrdiff_t i = 0; i < n; i++) {                                                    \
             uint32_t x;                                                                        \
             memcpy(&x, &src[i], sizeof x);                                                     \
             uint32_t rounded = (x + 0x7fffu + (x >> 16 & 1u)) >> 16, quiet = x >> 16 | 0x40u;  \
             dst[i] = (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);            \
         }                                                                                      \
-        return bf16_scan(src, n, ties);                                                        \
+        return bf16_scan(src, n, ties, window);                                                \
     }
 /* relu: x where x > 0 (sign clear, not zero), NaN made quiet, else +0 */
 #define FA_DEFINE_RELU16_FWD_(suffix, attr)                                                         \
@@ -97,9 +101,9 @@ FA_DEFINE_RELU16_BWD_(portable, )
 static void widen_f16_portable(const uint16_t *src, float *dst, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_half_to_float(src[i]);
 }
-static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
+static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_float_to_half(src[i]);
-    return half_ties_portable(src, n, ties);
+    return half_ties_portable(src, n, ties, window);
 }
 
 static const fa_convert16_set portable = {
@@ -113,40 +117,45 @@ static const fa_convert16_set portable = {
 /* ---- AVX2 + F16C ---- */
 #define FA_AVX2_ __attribute__((target("avx2,fma,f16c")))
 
-/* The tie scans in registers (the compiler does not vectorise them): lanes
- * that are not below 2^-14 are zeroed before the scaling, so no flag is raised. */
-/* which lanes of x are ties (all ones), as for AVX-512 below */
-FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x) {
+/* The tie scans in registers (the compiler does not vectorise them): which
+ * lanes of x are within `window` float32 ULPs of a tie of the 16-bit type
+ * (all ones), as fa_is_half_near_tie. Below 2^-14 the ties are the odd
+ * multiples of 2^-25; other lanes are zeroed before the scaling. */
+FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
     const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-    const __m256i span = _mm256_set1_epi32(0x0efff000), below = _mm256_set1_epi32(0x387fffff);
+    const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
     const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
-    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0x1fff)),
-                                                         _mm256_set1_epi32(0x1000)),
+    const __m256i width = _mm256_set1_epi32((int)(2 * window));
+    __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0x1fff)), _mm256_set1_epi32((int)(0x1000 - window)));
+    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width),
                                       _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
     __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a, below), below);
     if (_mm256_testz_si256(small, small)) return normal; /* the usual case: no result below 2^-14 */
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
-    __m256i k = _mm256_cvttps_epi32(scaled);
-    __m256i whole = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(k), scaled, _CMP_EQ_OQ));
+    __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
+    __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
+    __m256i close = _mm256_castps_si256(_mm256_cmp_ps(distance, _mm256_set1_ps((float)window * 0x1p-12f), _CMP_LE_OQ));
     __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(k, one), one);
-    return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(whole, odd)));
+    return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(close, odd)));
 }
 
-FA_AVX2_ static int bf16_ties_avx2_(const float *src, ptrdiff_t n, uint64_t *ties) {
+FA_AVX2_ static int bf16_ties_avx2_(const float *src, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), low16 = _mm256_set1_epi32(0xffff);
-    const __m256i half = _mm256_set1_epi32(0x8000), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i start = _mm256_set1_epi32((int)(0x8000 - window)), width = _mm256_set1_epi32((int)(2 * window));
+    const __m256i inf = _mm256_set1_epi32(0x7f800000);
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(src + i)), abs_mask);
+        __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, low16), start);
         __m256i tie = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, inf),
-                                          _mm256_cmpeq_epi32(_mm256_and_si256(a, low16), half));
+                                          _mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width));
         int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tie));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++)
-        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_bf16_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     return any;
 }
 
@@ -154,28 +163,24 @@ FA_DEFINE_BF16_(avx2, FA_AVX2_, bf16_ties_avx2_)
 FA_DEFINE_RELU16_FWD_(avx2, FA_AVX2_)
 
 FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n) {
-    unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
-    _mm_setcsr(flags);
 }
-FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
-    unsigned flags = _mm_getcsr();
+FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(src + i);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x)));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x, window)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_half(src[i]);
-        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_half_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
-    _mm_setcsr(flags);
     return any;
 }
 
@@ -211,53 +216,52 @@ static const fa_convert16_set avx2 = {
 /* ---- AVX-512F ---- */
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
 
-/* which lanes of x are ties: lanes that are not below 2^-14 are masked off
- * before the scaling, so no flag is raised */
-FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x) {
+/* which lanes of x are within `window` float32 ULPs of a tie, as for AVX2 */
+FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window) {
     const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
     const __m512i base = _mm512_set1_epi32(0x38800000);
-    __mmask16 normal = _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32(0x1000)) &
-                       _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0efff000));
+    __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32((int)(0x1000 - window)));
+    __mmask16 near = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
     __mmask16 small = _mm512_cmplt_epu32_mask(a, base);
-    if (!small) return normal; /* the usual case: no result below 2^-14 */
+    if (!(near | small)) return 0; /* the usual case */
+    __mmask16 normal = near & _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0effffff));
+    if (!small) return normal;
     __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
-    __m512i k = _mm512_cvttps_epi32(scaled);
-    return normal | (small & _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(k), scaled, _CMP_EQ_OQ) &
+    __m512i k = _mm512_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
+    __m512 distance = _mm512_abs_ps(_mm512_sub_ps(scaled, _mm512_cvtepi32_ps(k)));
+    return normal | (small & _mm512_cmp_ps_mask(distance, _mm512_set1_ps((float)window * 0x1p-12f), _CMP_LE_OQ) &
                      _mm512_test_epi32_mask(k, _mm512_set1_epi32(1)));
 }
 
-FA_AVX512_ static inline __mmask16 bf16_tie_lanes_avx512(__m512i x) {
+FA_AVX512_ static inline __mmask16 bf16_tie_lanes_avx512(__m512i x, uint32_t window) {
     const __m512i a = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-    return _mm512_cmpeq_epi32_mask(_mm512_and_si512(a, _mm512_set1_epi32(0xffff)), _mm512_set1_epi32(0x8000)) &
+    __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0xffff)), _mm512_set1_epi32((int)(0x8000 - window)));
+    return _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window))) &
            _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x7f800000));
 }
 
 FA_DEFINE_RELU16_FWD_(avx512, FA_AVX512_)
 
 FA_AVX512_ static void widen_f16_avx512(const uint16_t *src, float *dst, ptrdiff_t n) {
-    unsigned flags = _mm_getcsr();
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16)
         _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
-    _mm_setcsr(flags);
 }
-FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
-    unsigned flags = _mm_getcsr();
+FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 x = _mm512_loadu_ps(src + i);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(x);
+        __mmask16 lanes = half_tie_lanes_avx512(x, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_half(src[i]);
-        if (fa_is_half_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_half_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
-    _mm_setcsr(flags);
     return any;
 }
 
@@ -275,7 +279,8 @@ FA_AVX512_ static void widen_bf16_zmm_avx512(const uint16_t *src, float *dst, pt
     }
     for (; i < n; i++) dst[i] = fa_bf16_to_float(src[i]);
 }
-FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties) {
+FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                                             uint32_t window) {
     const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
     int any = 0;
@@ -288,12 +293,12 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
         __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
         rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), quiet);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(rounded));
-        __mmask16 lanes = bf16_tie_lanes_avx512(x);
+        __mmask16 lanes = bf16_tie_lanes_avx512(x, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
         dst[i] = fa_float_to_bf16(src[i]);
-        if (fa_is_bf16_tie(src[i])) FA_MARK_TIES_(ties, i, 1), any = 1;
+        if (fa_is_bf16_near_tie(src[i], window)) FA_MARK_TIES_(ties, i, 1), any = 1;
     }
     return any;
 }

@@ -1,5 +1,6 @@
 /* float16 and bfloat16 arrays: conversion to and from float32 blocks, and
- * ReLU computed on the 16-bit values themselves, per ISA (convert16.c). */
+ * ReLU computed on the 16-bit values themselves, per ISA (convert16.c). The
+ * conversions may raise floating-point flags; their caller discards them. */
 #ifndef FA_CONVERT16_H
 #define FA_CONVERT16_H
 #include <stddef.h>
@@ -8,9 +9,10 @@
 typedef struct {
     void (*widen)(const uint16_t *src, float *dst, ptrdiff_t n); /* exact; NaN made quiet */
     /* rounded to nearest even; ties[i / 64] bit i % 64 set where element i is
-     * a tie of the 16-bit type (fa_is_half_tie, fa_is_bf16_tie), (n + 63) / 64
-     * words written; returns nonzero if any is */
-    int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties);
+     * within `window` float32 ULPs of a tie of the 16-bit type (window 0: on
+     * one; fa_is_half_near_tie, fa_is_bf16_near_tie), (n + 63) / 64 words
+     * written; returns nonzero if any is */
+    int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

@@ -59,24 +59,36 @@ static inline uint16_t fa_float_to_bf16(float f) {
     return (uint16_t)((x + 0x7fffu + (x >> 16 & 1u)) >> 16);
 }
 
-/* Is the binary32 value f exactly halfway between two neighbours of the
- * 16-bit type? Then rounding it to nearest may go the wrong way: f is itself a
- * rounding of the true result, which lies on one side. */
-static inline int fa_is_half_tie(float f) {
+/* Is the binary32 value f within `window` binary32 ULPs of a tie of the
+ * 16-bit type (a value exactly halfway between two of its neighbours)? With
+ * window 0, is it a tie: then rounding it to nearest may go the wrong way, as
+ * f is itself a rounding of the true result, which lies on one side. With the
+ * window of a kernel's error bound, the true result may lie on either side of
+ * the tie, so rounding f may go the wrong way. */
+static inline int fa_is_half_near_tie(float f, uint32_t window) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     x &= 0x7fffffffu;
-    if (x > 0x477ff000u) return 0; /* beyond 65520, the tie below inf; or NaN */
-    if (x >= 0x38800000u) return (x & 0x1fffu) == 0x1000u;
-    float scaled = fabsf(f) * 0x1p25f; /* odd multiples of 2^-25 are the subnormal ties */
-    return scaled == (float)(int32_t)scaled && ((int32_t)scaled & 1);
+    if (x >= 0x47800000u) return 0; /* beyond 2^16: no tie is that close (65520 is the last); or NaN */
+    if (x >= 0x38800000u) return (x & 0x1fffu) - (0x1000u - window) <= 2 * window;
+    /* below 2^-14 the ties are the odd multiples of 2^-25, and a binary32 ULP
+     * is at most 2^-37: 2^-12 of a multiple of 2^-25 */
+    float scaled = fabsf(f) * 0x1p25f;
+    float nearest = (float)(int32_t)(scaled + 0.5f);
+    return ((int32_t)nearest & 1) && fabsf(scaled - nearest) <= (float)window * 0x1p-12f;
+}
+static inline int fa_is_half_tie(float f) {
+    return fa_is_half_near_tie(f, 0);
 }
 
-static inline int fa_is_bf16_tie(float f) {
+static inline int fa_is_bf16_near_tie(float f, uint32_t window) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     x &= 0x7fffffffu;
-    return x < 0x7f800000u && (x & 0xffffu) == 0x8000u;
+    return x < 0x7f800000u && (x & 0xffffu) - (0x8000u - window) <= 2 * window;
+}
+static inline int fa_is_bf16_tie(float f) {
+    return fa_is_bf16_near_tie(f, 0);
 }
 
 /* A binary64 value rounded once to the 16-bit type: through binary32, whose

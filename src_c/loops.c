@@ -141,6 +141,7 @@ typedef struct {
     int half_sum_at;      /* >= 0: 16-bit x + bias at inputs [at], [at + 1] (see round_half_sums) */
     /* 16-bit types: */
     fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
+    uint32_t window;      /* float32 ULPs either side of a tie recomputed with it (see fix_ties) */
     const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
@@ -278,7 +279,17 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * the tie to even ignores: gelu(2^-24) would round to 0. Those elements are
  * recomputed by the float64 kernel and rounded once from there (half.h). They
  * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16
- * (more where results are exact, as hardswish's often are), and batched. */
+ * (more where results are exact, as hardswish's often are), and batched.
+ *
+ * The smooth forward functions go further: their 16-bit results come from
+ * the fast float32 kernel, and every result within FA_NEAR_TIE_WINDOW
+ * float32 ULPs of a tie (twice that kernel's bound, _manifest.FAST_FORWARD_ULP)
+ * is recomputed. Every other result rounds the same way as the true value, so
+ * all of them are correctly rounded, at the fast kernel's speed plus about
+ * (2 * 8 + 1) / 2^13 of the elements recomputed for float16, 2^-12 for
+ * bfloat16. (Backward bounds are relative to the derivative's largest term,
+ * not to the result, so the backward kernels keep the exact-tie rule.) */
+enum { FA_NEAR_TIE_WINDOW = 8 };
 enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
 typedef struct {
     double in[FA_MAX_INPUTS][FA_TIE_BATCH], out[FA_MAX_OUTPUTS][FA_TIE_BATCH];
@@ -323,11 +334,35 @@ static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16
     if (batch.count > 0) recompute_ties(job, &batch, out16);
 }
 
+/* Floating-point flags raised while computing a 16-bit result are dropped:
+ * a float32 intermediate's flags say nothing of the 16-bit result, and the
+ * conversions raise them too (convert16.c). Once per call, not per block:
+ * reading and writing MXCSR stalls the pipeline. */
+#if defined(__SSE2__) || defined(_M_X64)
+typedef unsigned fa_flags;
+static fa_flags save_flags(void) {
+    return _mm_getcsr();
+}
+static void restore_flags(fa_flags saved) {
+    _mm_setcsr(saved);
+}
+#else
+typedef fexcept_t fa_flags;
+static fa_flags save_flags(void) {
+    fa_flags saved;
+    fegetexceptflag(&saved, FE_ALL_EXCEPT);
+    return saved;
+}
+static void restore_flags(fa_flags saved) {
+    fesetexceptflag(&saved, FE_ALL_EXCEPT);
+}
+#endif
+
 /* float16 and bfloat16, a block at a time: widened to float32 (contiguous
  * inputs in registers), computed by the float32 kernel, rounded back (into
  * the output itself where contiguous) and ties resolved. ReLU computes on the
  * 16-bit values themselves. */
-static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
+static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const fa_half_type *half = job->dtype->half;
     const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
     int nout = job->nargs - job->nin;
@@ -372,7 +407,7 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             out16[o] = job->steps[a] == 2 ? (uint16_t *)(job->args[a] + start * 2) : heap ? heap->narrow[o] : small16[o];
-            any_tie |= convert->narrow(out[o], out16[o], n, ties[o]);
+            any_tie |= convert->narrow(out[o], out16[o], n, ties[o], job->window);
         }
         if (any_tie) fix_ties(job, in, out16, n, ties);
         for (int o = 0; o < nout; o++) {
@@ -383,6 +418,12 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         }
     }
     free(heap);
+}
+
+static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
+    fa_flags saved = save_flags();
+    run_half_blocks(job, begin, end);
+    restore_flags(saved);
 }
 
 static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
@@ -451,9 +492,16 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     fa_job job = {kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
-                  kernels->kernel[spec->op][spec->direction][FA_KF64][0],
+                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0,
                   spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL};
     if (dtype->half) {
+        /* the smooth forward functions without parameters (which the fast
+         * kernels may round differently): the fast kernel, near ties recomputed */
+        fa_kernel fast = kernels->kernel[spec->op][FA_FWD][FA_KF32][FA_FAST];
+        if (spec->direction == FA_FWD && fast && !spec->nparams) {
+            job.kernel = fast;
+            job.window = FA_NEAR_TIE_WINDOW;
+        }
         job.convert = fa_convert16_for(fa_isa_current());
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
     }
