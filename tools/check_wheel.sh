@@ -44,6 +44,7 @@ echo "   installed in $((SECONDS - t0)) s"
 # as a standalone pytest.ini (plus no cache folder).
 mkdir -p "$run"
 cp -r "$repo/tests" "$run/tests"
+cp -r "$repo/examples" "$run/examples"   # test_demos runs them
 find "$run/tests" \( -name __pycache__ -o -name .hypothesis -o -name .pytest_cache \) -prune -exec rm -rf {} +
 "$venv/bin/python" - "$repo/pyproject.toml" "$run/pytest.ini" <<'EOF'
 import sys, tomllib

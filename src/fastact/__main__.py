@@ -4,6 +4,7 @@ the calls that fastact._peers builds).
 
 Usage: python -m fastact [info]
        python -m fastact bench [--help]
+       python -m fastact plot [--out FILE]   (the seed article's figure; needs matplotlib)
 """
 import sys
 
@@ -51,6 +52,9 @@ def main(argv):
     if command == "bench":
         from fastact._bench import main as bench   # imports peers only when asked
         return bench(argv[1:])
+    if command == "plot":
+        from fastact._plot import main as plot
+        return plot(argv[1:])
     print(__doc__, file=sys.stderr)
     return 0 if command in ("-h", "--help") else 2
 
