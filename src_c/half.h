@@ -72,7 +72,8 @@ static inline int fa_is_half_near_tie(float f, uint32_t window) {
     if (x >= 0x47800000u) return 0; /* beyond 2^16: no tie is that close (65520 is the last); or NaN */
     if (x >= 0x38800000u) return (x & 0x1fffu) - (0x1000u - window) <= 2 * window;
     /* below 2^-14 the ties are the odd multiples of 2^-25, and a binary32 ULP
-     * is at most 2^-37: 2^-12 of a multiple of 2^-25 */
+     * is at most 2^-38, 2^-13 of a multiple of 2^-25: the window allows 2^-12
+     * per ULP, twice that (a few more recomputed, never fewer) */
     float scaled = fabsf(f) * 0x1p25f;
     float nearest = (float)(int32_t)(scaled + 0.5f);
     return ((int32_t)nearest & 1) && fabsf(scaled - nearest) <= (float)window * 0x1p-12f;

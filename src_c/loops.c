@@ -281,15 +281,24 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * are rare: about one float32 result in 2^13 for float16, 2^16 for bfloat16
  * (more where results are exact, as hardswish's often are), and batched.
  *
- * The smooth forward functions go further: their 16-bit results come from
- * the fast float32 kernel, and every result within FA_NEAR_TIE_WINDOW
- * float32 ULPs of a tie (twice that kernel's bound, _manifest.FAST_FORWARD_ULP)
- * is recomputed. Every other result rounds the same way as the true value, so
- * all of them are correctly rounded, at the fast kernel's speed plus about
- * (2 * 8 + 1) / 2^13 of the elements recomputed for float16, 2^-12 for
- * bfloat16. (Backward bounds are relative to the derivative's largest term,
- * not to the result, so the backward kernels keep the exact-tie rule.) */
+ * The smooth forward functions without parameters go further: their 16-bit
+ * results come from the fast float32 kernel, and every result within
+ * FA_NEAR_TIE_WINDOW float32 ULPs of a tie (twice that kernel's bound,
+ * _manifest.FAST_FORWARD_ULP, of the result) is recomputed, at the cost of
+ * about (2 * 8 + 1) / 2^13 of the elements for float16, 2^-12 for bfloat16.
+ * Every other result rounds the same way as the true value. What is left:
+ * - a float64 result can itself be exactly a tie when the deciding term is
+ *   below float64's precision: gelu(x) = x/2 + x^2/sqrt(2 pi) for bfloat16's
+ *   inputs below 2^-125 with x/2 a tie, which round to even, half of them
+ *   the wrong way (half an ULP and a 2^-120 part of one);
+ * - the gated products are held to their float32 bound (a subnormal act(gate)
+ *   times a large up is far from the window).
+ * Backward bounds are relative to the derivative's largest term, not to the
+ * result, so the backward kernels keep the exact-tie rule. */
 enum { FA_NEAR_TIE_WINDOW = 8 };
+/* the scans' window arithmetic (half.h, convert16.c) assumes a window well
+ * under half a 16-bit ULP: 2^12 float32 ULPs for float16 */
+_Static_assert(FA_NEAR_TIE_WINDOW < 2048, "the near-tie window must stay far below half a 16-bit ULP");
 enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
 typedef struct {
     double in[FA_MAX_INPUTS][FA_TIE_BATCH], out[FA_MAX_OUTPUTS][FA_TIE_BATCH];

@@ -143,15 +143,25 @@ SMOOTH = [key for key, v in VARIANTS.items() if not v.exact and not v.op.params 
 @pytest.mark.parametrize("variant", SMOOTH, indirect=True)
 def test_smooth_forward_is_correctly_rounded(isa, variant, half, reference):
     """Results near a 16-bit tie are recomputed in float64 (loops.c), so every
-    one is the exact value rounded once, in both tiers."""
+    one is the exact value rounded once, in both tiers, except where float64
+    itself lands exactly on a tie: bfloat16's subnormal inputs, where
+    gelu(x) = x/2 + x²/√(2π) and the x² term is below float64's precision.
+    Those are held to half an ULP and a hair; counted, so that a change shows."""
     x, forward, _, _ = reference
     with quiet():
-        got = variant.forward(x)
+        got = widen(variant.forward(x))
+    _, bits, emin, _ = HALF_TYPES[half]
     with np.errstate(all="ignore"):
-        expected = round_once(forward, half)
-    wrong = ~(np.isnan(widen(expected)) & np.isnan(widen(got))) & (widen(got) != widen(expected))
+        expected = widen(round_once(forward, half))
+        # float64 values exactly halfway between two neighbours of the type
+        ulp = spacing(forward, bits, emin)
+        undecided = np.isfinite(forward) & (np.abs(forward) / ulp % 1 == 0.5)
+    wrong = ~(np.isnan(expected) & np.isnan(got)) & (got != expected) & ~undecided
     assert not wrong.any(), (f"{variant.key} {half} [{isa}]: {np.count_nonzero(wrong)} results not "
                              f"correctly rounded, first at x = {float(x[wrong][0])!r}")
+    # on a float64 tie: one of its two neighbours
+    assert np.all(np.abs(got[undecided] - forward[undecided]) == 0.5 * ulp[undecided])
+    assert np.count_nonzero(undecided) <= (0 if half == "float16" else 256), np.count_nonzero(undecided)
 
 
 def test_backward_scales_grad_output(isa, variant, half, reference):
@@ -302,9 +312,10 @@ def test_fused_every_value(isa, half, name, tier):
                 got = ufunc(first, second)
         check(f"{name} ({tier}) {half} [{isa}]", values, got, expected, np.abs(expected),
               EXACT_FLOAT32_ULP if name == "bias_relu" else FUSED_ULPS[tier], half)
-        # the bias ops, smooth and of one rounded sum, are correctly rounded as SMOOTH above; the
-        # gated products not always: where the gate is tiny, act(gate)·up can be a 16-bit tie but
-        # for a term below float64's precision, which the float64 recompute cannot see
+        # the bias ops, smooth and of one rounded sum, are correctly rounded as SMOOTH above (the
+        # reference is float64 too); the gated products are held to their bound: where the gate
+        # is tiny, act(gate)·up can be a 16-bit tie but for a term below float64's precision,
+        # and a subnormal act(gate) times a large up is far from any window
         if name.startswith("bias") and name != "bias_relu":
             with np.errstate(all="ignore"):
                 want = widen(round_once(expected, half))
