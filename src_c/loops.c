@@ -91,9 +91,10 @@ typedef struct {
     int bf16;
     uint16_t (*narrow)(float);
     uint16_t (*from_double)(double);
+    int (*is_tie)(float);
 } fa_half_type;
-static const fa_half_type half_f16 = {0, fa_float_to_half, fa_double_to_half};
-static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_double_to_bf16};
+static const fa_half_type half_f16 = {0, fa_float_to_half, fa_double_to_half, fa_is_half_tie};
+static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_double_to_bf16, fa_is_bf16_tie};
 
 typedef struct {
     ptrdiff_t size;       /* bytes per stored element */
@@ -142,6 +143,7 @@ typedef struct {
     /* 16-bit types: */
     fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
     uint32_t window;      /* float32 ULPs either side of a tie recomputed with it (see fix_ties) */
+    int series_sign;      /* how the float64 kernel's own ties are decided (see decide_float64_ties) */
     const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
@@ -286,13 +288,9 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * FA_NEAR_TIE_WINDOW float32 ULPs of a tie (twice that kernel's bound,
  * _manifest.FAST_FORWARD_ULP, of the result) is recomputed, at the cost of
  * about (2 * 8 + 1) / 2^13 of the elements for float16, 2^-12 for bfloat16.
- * Every other result rounds the same way as the true value. What is left:
- * - a float64 result can itself be exactly a tie when the deciding term is
- *   below float64's precision: gelu(x) = x/2 + x^2/sqrt(2 pi) for bfloat16's
- *   inputs below 2^-125 with x/2 a tie, which round to even, half of them
- *   the wrong way (half an ULP and a 2^-120 part of one);
- * - the gated products are held to their float32 bound (a subnormal act(gate)
- *   times a large up is far from the window).
+ * Every other result rounds the same way as the true value. The gated
+ * products are held to their float32 bound: a subnormal act(gate) times a
+ * large up is far from the window.
  * Backward bounds are relative to the derivative's largest term, not to the
  * result, so the backward kernels keep the exact-tie rule. */
 enum { FA_NEAR_TIE_WINDOW = 8 };
@@ -300,6 +298,36 @@ enum { FA_NEAR_TIE_WINDOW = 8 };
  * under half a 16-bit ULP: 2^12 float32 ULPs for float16 */
 _Static_assert(FA_NEAR_TIE_WINDOW < 2048, "the near-tie window must stay far below half a 16-bit ULP");
 enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
+
+/* The float64 result can itself be exactly a 16-bit tie when the term that
+ * decides it is below float64's precision: gelu(x) = x/2 + x^2/sqrt(2 pi) +
+ * ..., and for bfloat16's inputs below 2^-125 whose half is a tie, x^2 is
+ * 2^-125 of x/2. gelu, gelu_tanh and silu all start x/2 + c x^2 with c > 0,
+ * so there the true value lies above the tie (times up for the gated forms):
+ * the float64 value is moved one step that way, and rounds to that side. */
+enum { FA_SERIES_NONE, FA_SERIES_UP, FA_SERIES_TIMES_SECOND };
+static int series_sign(int op, int direction) {
+    if (direction != FA_FWD) return FA_SERIES_NONE;
+    switch (op) {
+    case FA_GELU: case FA_GELU_TANH: case FA_SILU:
+    case FA_BIAS_GELU: case FA_BIAS_GELU_TANH: case FA_BIAS_SILU: /* x: the rounded sum, bias -0.0 */
+        return FA_SERIES_UP;
+    case FA_SWIGLU: case FA_GEGLU: case FA_GEGLU_TANH:
+        return FA_SERIES_TIMES_SECOND;
+    default:
+        return FA_SERIES_NONE;
+    }
+}
+static void decide_float64_ties(const fa_job *job, double *const *in, double *out, int count) {
+    for (int t = 0; t < count; t++) {
+        double x = in[0][t], side = job->series_sign == FA_SERIES_TIMES_SECOND ? in[1][t] : 1.0;
+        float f = (float)out[t];
+        /* below 2^-60, c x^2 is under 2^-59 of x/2: float64 cannot see it */
+        if (x == 0 || !(fabs(x) < 0x1p-60) || side == 0 || (double)f != out[t] || !job->dtype->half->is_tie(f))
+            continue;
+        out[t] = nextafter(out[t], side > 0 ? INFINITY : -INFINITY);
+    }
+}
 typedef struct {
     double in[FA_MAX_INPUTS][FA_TIE_BATCH], out[FA_MAX_OUTPUTS][FA_TIE_BATCH];
     ptrdiff_t where[FA_TIE_BATCH];
@@ -314,6 +342,11 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     for (int k = 0; k < job->nin; k++) in_at[k] = ties->in[k];
     for (int o = 0; o < nout; o++) out_at[o] = ties->out[o];
     job->wide(in_at, out_at, ties->count, job->wide_params);
+    if (job->series_sign) {
+        double *in_rows[FA_MAX_INPUTS];
+        for (int k = 0; k < job->nin; k++) in_rows[k] = ties->in[k];
+        for (int o = 0; o < nout; o++) decide_float64_ties(job, in_rows, ties->out[o], ties->count);
+    }
     for (int t = 0; t < ties->count; t++)
         for (int o = 0; o < nout; o++)
             if (ties->tied_outputs[t] >> o & 1) out16[o][ties->where[t]] = job->dtype->half->from_double(ties->out[o][t]);
@@ -501,7 +534,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     fa_job job = {kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
-                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0,
+                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
                   spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
@@ -511,6 +544,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.kernel = fast;
             job.window = FA_NEAR_TIE_WINDOW;
         }
+        job.series_sign = series_sign(spec->op, spec->direction);
         job.convert = fa_convert16_for(fa_isa_current());
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
     }

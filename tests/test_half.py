@@ -140,28 +140,48 @@ def test_every_value(isa, variant, half, reference, direction):
 SMOOTH = [key for key, v in VARIANTS.items() if not v.exact and not v.op.params and "fast" in v.op.tiers]
 
 
-@pytest.mark.parametrize("variant", SMOOTH, indirect=True)
-def test_smooth_forward_is_correctly_rounded(isa, variant, half, reference):
-    """Results near a 16-bit tie are recomputed in float64 (loops.c), so every
-    one is the exact value rounded once, in both tiers, except where float64
-    itself lands exactly on a tie: bfloat16's subnormal inputs, where
-    gelu(x) = x/2 + x²/√(2π) and the x² term is below float64's precision.
-    Those are held to half an ULP and a hair; counted, so that a change shows."""
-    x, forward, _, _ = reference
-    with quiet():
-        got = widen(variant.forward(x))
+# exact values where float64 is not enough (see below), from mpmath
+MPMATH_FORWARD = {
+    "gelu": lambda mp, x: x * mp.ncdf(x),
+    "gelu_tanh": lambda mp, x: x / 2 * (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))),
+    "silu": lambda mp, x: x / (1 + mp.exp(-x)),
+}
+
+
+def correctly_rounded(forward, x, name, half):
+    """The float64 values `forward` = name(x) rounded once to the type, and the
+    count of those float64 itself puts exactly on a tie (bfloat16's inputs
+    below 2^-125 whose half is one: gelu(x) = x/2 + x²/√(2π), and x² is past
+    float64's precision), where the exact value from mpmath picks the side."""
+    import mpmath
     _, bits, emin, _ = HALF_TYPES[half]
     with np.errstate(all="ignore"):
         expected = widen(round_once(forward, half))
-        # float64 values exactly halfway between two neighbours of the type
         ulp = spacing(forward, bits, emin)
         undecided = np.isfinite(forward) & (np.abs(forward) / ulp % 1 == 0.5)
-    wrong = ~(np.isnan(expected) & np.isnan(got)) & (got != expected) & ~undecided
+    if undecided.any():
+        exact = MPMATH_FORWARD[name]
+        with mpmath.workdps(80):
+            side = [np.sign(float(exact(mpmath.mp, mpmath.mpf(float(v))) - mpmath.mpf(float(t))))
+                    for v, t in zip(widen(x[undecided]), forward[undecided])]
+        assert 0 not in side
+        expected[undecided] = forward[undecided] + np.array(side) * 0.5 * ulp[undecided]
+    return expected, np.count_nonzero(undecided)
+
+
+@pytest.mark.parametrize("variant", SMOOTH, indirect=True)
+def test_smooth_forward_is_correctly_rounded(isa, variant, half, reference):
+    """Results near a 16-bit tie are recomputed in float64 (loops.c), so every
+    one is the exact value rounded once, in both tiers, the float64 kernel's
+    own ties included."""
+    x, forward, _, _ = reference
+    with quiet():
+        got = widen(variant.forward(x))
+    expected, undecided = correctly_rounded(forward, x, variant.op.name, half)
+    wrong = ~(np.isnan(expected) & np.isnan(got)) & (got != expected)
     assert not wrong.any(), (f"{variant.key} {half} [{isa}]: {np.count_nonzero(wrong)} results not "
                              f"correctly rounded, first at x = {float(x[wrong][0])!r}")
-    # on a float64 tie: one of its two neighbours
-    assert np.all(np.abs(got[undecided] - forward[undecided]) == 0.5 * ulp[undecided])
-    assert np.count_nonzero(undecided) <= (0 if half == "float16" else 256), np.count_nonzero(undecided)
+    assert undecided <= (0 if half == "float16" else 256), undecided
 
 
 def test_backward_scales_grad_output(isa, variant, half, reference):
@@ -312,13 +332,13 @@ def test_fused_every_value(isa, half, name, tier):
                 got = ufunc(first, second)
         check(f"{name} ({tier}) {half} [{isa}]", values, got, expected, np.abs(expected),
               EXACT_FLOAT32_ULP if name == "bias_relu" else FUSED_ULPS[tier], half)
-        # the bias ops, smooth and of one rounded sum, are correctly rounded as SMOOTH above (the
-        # reference is float64 too); the gated products are held to their bound: where the gate
-        # is tiny, act(gate)·up can be a 16-bit tie but for a term below float64's precision,
-        # and a subnormal act(gate) times a large up is far from any window
+        # the bias ops, smooth and of one rounded sum, are correctly rounded as SMOOTH above; the
+        # gated products are held to their bound: a subnormal act(gate) times a large up is far
+        # from any window
         if name.startswith("bias") and name != "bias_relu":
             with np.errstate(all="ignore"):
-                want = widen(round_once(expected, half))
+                act_x = (values.astype(np.float32) + other.astype(np.float32)).astype(dtype)
+            want, _ = correctly_rounded(expected, act_x, name[len("bias_"):], half)
             wrong = ~(np.isnan(want) & np.isnan(widen(got))) & (widen(got) != want)
             assert not wrong.any(), f"{name} ({tier}) {half} [{isa}]: {np.count_nonzero(wrong)} not correctly rounded"
 
