@@ -143,7 +143,7 @@ typedef struct {
     /* 16-bit types: */
     fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
     uint32_t window;      /* float32 ULPs either side of a tie recomputed with it (see fix_ties) */
-    int series_sign;      /* how the float64 kernel's own ties are decided (see decide_float64_ties) */
+    const struct fa_tie_side_ *tie_sides; /* per output: how the float64 kernel's own ties are decided */
     const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
@@ -302,28 +302,35 @@ enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
 /* The float64 result can itself be exactly a 16-bit tie when the term that
  * decides it is below float64's precision: gelu(x) = x/2 + x^2/sqrt(2 pi) +
  * ..., and for bfloat16's inputs below 2^-125 whose half is a tie, x^2 is
- * 2^-125 of x/2. gelu, gelu_tanh and silu all start x/2 + c x^2 with c > 0,
- * so there the true value lies above the tie (times up for the gated forms):
- * the float64 value is moved one step that way, and rounds to that side. */
-enum { FA_SERIES_NONE, FA_SERIES_UP, FA_SERIES_TIMES_SECOND };
-static int series_sign(int op, int direction) {
-    if (direction != FA_FWD) return FA_SERIES_NONE;
-    switch (op) {
-    case FA_GELU: case FA_GELU_TANH: case FA_SILU:
-    case FA_BIAS_GELU: case FA_BIAS_GELU_TANH: case FA_BIAS_SILU: /* x: the rounded sum, bias -0.0 */
-        return FA_SERIES_UP;
-    case FA_SWIGLU: case FA_GEGLU: case FA_GEGLU_TANH:
-        return FA_SERIES_TIMES_SECOND;
-    default:
-        return FA_SERIES_NONE;
-    }
+ * 2^-125 of x/2; silu'(x) g = g/2 + g x/2 + ... for a subnormal g and any
+ * x below 2^-53. Each such output is t + d near arg = 0, with t a plain
+ * multiple of the inputs and d of known sign (_manifest.TieSide): where the
+ * float64 value is exactly t and a tie, it is moved one step to d's side,
+ * and rounds to that side. t + d is never exactly a tie there: d is not a
+ * short binary fraction of t's scale. Below 2^-30 the first term of d
+ * dominates the rest by far. */
+typedef struct fa_tie_side_ {
+    signed char sign; /* 0: no rule */
+    signed char arg;
+    unsigned char times; /* bit k: input k's sign multiplies d's */
+    signed char param;   /* -1: none */
+    unsigned char negative_only;
+} fa_tie_side;
+static const fa_tie_side tie_sides[FA_N_OPS][FA_N_DIRECTIONS][FA_MAX_OUTPUTS] = FA_OP_TIE_SIDES_INIT;
+
+static double sign_of(double v) {
+    return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; /* NaN: 0, no rule */
 }
-static void decide_float64_ties(const fa_job *job, double *const *in, double *out, int count) {
+static void decide_float64_ties(const fa_job *job, const fa_tie_side *rule, double *const *in, double *out,
+                                int count) {
     for (int t = 0; t < count; t++) {
-        double x = in[0][t], side = job->series_sign == FA_SERIES_TIMES_SECOND ? in[1][t] : 1.0;
+        double arg = in[rule->arg][t], side = rule->sign;
+        for (int k = 0; k < job->nin; k++)
+            if (rule->times >> k & 1) side *= sign_of(in[k][t]);
+        if (rule->param >= 0) side *= sign_of(job->wide_params[rule->param]);
         float f = (float)out[t];
-        /* below 2^-60, c x^2 is under 2^-59 of x/2: float64 cannot see it */
-        if (x == 0 || !(fabs(x) < 0x1p-60) || side == 0 || (double)f != out[t] || !job->dtype->half->is_tie(f))
+        if (arg == 0 || !(fabs(arg) < 0x1p-30) || (rule->negative_only && arg > 0) || side == 0 ||
+            (double)f != out[t] || !job->dtype->half->is_tie(f))
             continue;
         out[t] = nextafter(out[t], side > 0 ? INFINITY : -INFINITY);
     }
@@ -336,17 +343,16 @@ typedef struct {
 } fa_ties;
 
 static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *out16) {
-    const void *in_at[FA_MAX_INPUTS];
-    void *out_at[FA_MAX_OUTPUTS];
+    const void *in_at[FA_MAX_INPUTS] = {0};
+    void *out_at[FA_MAX_OUTPUTS] = {0};
     int nout = job->nargs - job->nin;
     for (int k = 0; k < job->nin; k++) in_at[k] = ties->in[k];
     for (int o = 0; o < nout; o++) out_at[o] = ties->out[o];
     job->wide(in_at, out_at, ties->count, job->wide_params);
-    if (job->series_sign) {
-        double *in_rows[FA_MAX_INPUTS];
-        for (int k = 0; k < job->nin; k++) in_rows[k] = ties->in[k];
-        for (int o = 0; o < nout; o++) decide_float64_ties(job, in_rows, ties->out[o], ties->count);
-    }
+    double *in_rows[FA_MAX_INPUTS];
+    for (int k = 0; k < job->nin; k++) in_rows[k] = ties->in[k];
+    for (int o = 0; o < nout; o++)
+        if (job->tie_sides[o].sign) decide_float64_ties(job, &job->tie_sides[o], in_rows, ties->out[o], ties->count);
     for (int t = 0; t < ties->count; t++)
         for (int o = 0; o < nout; o++)
             if (ties->tied_outputs[t] >> o & 1) out16[o][ties->where[t]] = job->dtype->half->from_double(ties->out[o][t]);
@@ -544,7 +550,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.kernel = fast;
             job.window = FA_NEAR_TIE_WINDOW;
         }
-        job.series_sign = series_sign(spec->op, spec->direction);
+        job.tie_sides = tie_sides[spec->op][spec->direction];
         job.convert = fa_convert16_for(fa_isa_current());
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
     }

@@ -55,6 +55,14 @@ def c_header(m):
     defaults = ", ".join(f"[FA_{upper[op.name]}] = {{{', '.join(repr(float(p.default)) for p in op.params)}}}"
                          for op in m.OPS if op.params)
     max_params = max(1, max(len(op.params) for op in m.OPS))  # an array length
+    def tie_side(rule):
+        times = sum(1 << k for k in rule.times)
+        return f"{{{rule.sign}, {rule.arg}, {times:#x}, {rule.param}, {int(rule.negative_only)}}}"
+    def tie_sides_of(rules):
+        return "{" + (", ".join(map(tie_side, rules)) or "{0}") + "}"  # no empty braces before C23
+    tie_sides = ", ".join(
+        f"[FA_{upper[op.name]}] = {{{tie_sides_of(op.forward_tie_sides)}, {tie_sides_of(op.backward_tie_sides)}}}"
+        for op in m.OPS if op.forward_tie_sides or op.backward_tie_sides)
     threads = ", ".join(f"[FA_{upper[op.name]}] = {{{op.ns_per_element[0]!r}, {op.ns_per_element[1]!r}}}"
                         for op in m.OPS)
     table = []
@@ -101,6 +109,10 @@ def c_header(m):
         f"#define FA_OP_NPARAMS_INIT {{{nparams}}}",
         "/* their defaults, as the public functions have them (tests and self-tests) */",
         f"#define FA_OP_DEFAULT_PARAMS_INIT {{{defaults}}}",
+        "/* per direction and output, how a 16-bit tie of the float64 result is decided:",
+        " * {sign, arg, inputs whose signs multiply (bits), param or -1, arg < 0 only};",
+        " * sign 0: no rule (see _manifest.TieSide) */",
+        f"#define FA_OP_TIE_SIDES_INIT {{{tie_sides}}}",
         "/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */",
         f"#define FA_OP_NS_PER_ELEMENT_INIT {{{threads}}}",
         "",

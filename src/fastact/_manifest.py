@@ -54,6 +54,32 @@ class Form:
 
 
 @dataclass(frozen=True)
+class TieSide:
+    """Where an output is a tie of a 16-bit type that even float64 cannot
+    decide. Near arg = 0 the output is t + d: t a plain multiple of the inputs
+    (x/2, grad_output/2, up·gate/2), d a term of known sign (x²/6, g·x/4)
+    that float64 loses when |arg| is tiny (bfloat16 reaches 2^-133). Where
+    float64 gives exactly t and t is a tie, the true value lies on d's side:
+    sign · the signs of inputs `times` · the sign of parameter `param`.
+    Indices are the direction's inputs (forward: inputs; backward:
+    backward_inputs) and the op's params."""
+    arg: int                          # the input the output is expanded in
+    times: Tuple[int, ...] = ()       # inputs whose signs multiply d's
+    sign: int = 1
+    param: int = -1                   # a parameter whose sign multiplies d's; -1: none
+    negative_only: bool = False       # the expansion holds for arg < 0 only (ELU)
+
+
+# t + d for the x·g(x) family (g(0) = 1/2, g'(0) > 0): x/2 + c·x², and its
+# derivative grad_output·(1/2 + 2c·x)
+_HALF_X_FORWARD = (TieSide(arg=0),)
+_HALF_X_BACKWARD = (TieSide(arg=1, times=(0, 1)),)
+# act(gate)·up with act from that family, and its (grad_gate, grad_up)
+_GATED_FORWARD = (TieSide(arg=0, times=(1,)),)
+_GATED_BACKWARD = (TieSide(arg=1, times=(0, 1, 2)), TieSide(arg=1, times=(0,)))
+
+
+@dataclass(frozen=True)
 class Op:
     name: str                         # ufunc and kernel name
     doc: str                          # forward: formula and special values
@@ -90,6 +116,10 @@ class Op:
     # f(huge) = huge, f'(huge) = 1, and f(±tiny) is ±tiny/2 rounded (tiny or -0).
     # A bounded function (sigmoid) saturates at its limits, and f(±tiny) = f(0).
     limits: Tuple[float, float, float, float, float] = (-0.0, 0.0, float("inf"), 0.0, 1.0)
+    # per output: how a 16-bit tie of the float64 result is decided (TieSide);
+    # empty where none can arise (t is not a tie, or is exact)
+    forward_tie_sides: Tuple[TieSide, ...] = ()
+    backward_tie_sides: Tuple[TieSide, ...] = ()
 
     @property
     def public(self):
@@ -120,6 +150,7 @@ OPS = (
        exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),  # exact: one tier serves both
        torch=("F.relu(x)", "aten.threshold_backward(g, x, 0)")),
     Op("gelu",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
        doc="x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, "
            "gelu(+inf) = +inf, NaN gives NaN.",
        backward_doc="grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.",
@@ -127,6 +158,7 @@ OPS = (
        form=Form("gelu", "approximate", "none", is_default=True),
        torch=("F.gelu(x)", "aten.gelu_backward(g, x)")),
     Op("gelu_tanh",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
        doc="0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. "
            "-0.0 at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.",
@@ -134,12 +166,14 @@ OPS = (
        form=Form("gelu", "approximate", "tanh"),
        torch=("F.gelu(x, approximate='tanh')", "aten.gelu_backward(g, x, approximate='tanh')")),
     Op("silu",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
        doc="x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, "
            "NaN gives NaN.",
        backward_doc="grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.",
        algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),
        torch=("F.silu(x)", "aten.silu_backward(g, x)")),
     Op("sigmoid",
+       backward_tie_sides=(TieSide(arg=1, times=(0,), sign=-1),),  # g·(1/4 - x²/16)
        doc="σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at "
            "0, NaN gives NaN.",
        backward_doc="grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.",
@@ -160,6 +194,7 @@ OPS = (
        limits=(-1.0, 0.0, 1.0, 0.0, 0.0),
        torch=("torch.tanh(x)", "aten.tanh_backward(g, torch.tanh(x))")),
     Op("softplus",
+       backward_tie_sides=(TieSide(arg=1, times=(0, 1), param=0),),  # g·(1/2 + beta·x/4)
        doc="log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). "
            "+0.0 at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output·σ(beta·x), and grad_output where beta·x > threshold.",
@@ -169,6 +204,7 @@ OPS = (
        limits=(0.0, 0.6931471805599453, float("inf"), 0.0, 1.0),
        torch=("F.softplus(x)", "aten.softplus_backward(g, x, 1.0, 20.0)")),
     Op("log_sigmoid",
+       backward_tie_sides=(TieSide(arg=1, times=(0, 1), sign=-1),),  # g·(1/2 - x/4)
        doc="log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. "
            "-inf at -inf, -0.0 at +inf, NaN gives NaN.",
        backward_doc="grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.",
@@ -182,6 +218,9 @@ OPS = (
        algorithm="family", cost="compute", ns_per_element=(4.0, 8.0),
        torch=("F.mish(x)", "aten.mish_backward(g, x)")),
     Op("elu",
+       # alpha·(x + x²/2) and g·alpha·(1 + x) for x < 0
+       forward_tie_sides=(TieSide(arg=0, param=0, negative_only=True),),
+       backward_tie_sides=(TieSide(arg=1, times=(0, 1), param=0, negative_only=True),),
        doc="x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, "
            "elu(-0.0) = -0.0, NaN gives NaN.",
        backward_doc="grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's "
@@ -250,6 +289,7 @@ OPS = (
        limits=(0.0, 0.5, 1.0, 0.0, 0.0),
        torch=("F.hardsigmoid(x)", "aten.hardsigmoid_backward(g, x)")),
     Op("hardswish",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,  # x/2 + x²/6
        doc="x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative "
            "x, -inf included), x for x >= 3. NaN gives NaN. Exact.",
        backward_doc="0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for "
@@ -278,6 +318,7 @@ OPS = (
     # product, or a bias's sum and the activation, in one pass over memory;
     # forward and backward in the fused activation's tiers
     Op("swiglu",
+       forward_tie_sides=_GATED_FORWARD, backward_tie_sides=_GATED_BACKWARD,
        doc="silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. "
            "The product of the rounded SiLU and up." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).",
@@ -286,6 +327,7 @@ OPS = (
        backward_outputs=("grad_gate", "grad_up"), forward_ulp=2.0, backward_ulp=4.0,
        torch=("F.silu(gate) * up", "")),
     Op("geglu",
+       forward_tie_sides=_GATED_FORWARD, backward_tie_sides=_GATED_BACKWARD,
        doc="gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).",
        algorithm="gated", kind="gated", activation="gelu", cost="compute", ns_per_element=(3.2, 16.5),
@@ -293,6 +335,7 @@ OPS = (
        backward_outputs=("grad_gate", "grad_up"), form=Form("geglu", "approximate", "none", is_default=True),
        torch=("F.gelu(gate) * up", "")),
     Op("geglu_tanh",
+       forward_tie_sides=_GATED_FORWARD, backward_tie_sides=_GATED_BACKWARD,
        doc="gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU." + _GATED_SUBNORMAL,
        backward_doc="(grad_gate, grad_up) with the tanh form's derivative.",
        algorithm="gated", kind="gated", activation="gelu_tanh", cost="compute", ns_per_element=(2.5, 6.0),
@@ -300,6 +343,9 @@ OPS = (
        backward_outputs=("grad_gate", "grad_up"), form=Form("geglu", "approximate", "tanh"),
        torch=("F.gelu(gate, approximate='tanh') * up", "")),
     Op("glu",
+       # a·(1/2 + b/4); (g·(1/2 + b/4), g·a·(1/4 - b²/16))
+       forward_tie_sides=(TieSide(arg=1, times=(0, 1)),),
+       backward_tie_sides=(TieSide(arg=2, times=(0, 2)), TieSide(arg=2, times=(0, 1), sign=-1)),
        doc="a·σ(b): the gated linear unit of the two halves a, b of glu's input "
            "(fastact.glu splits along an axis; this ufunc takes the halves)." + _GATED_SUBNORMAL,
        backward_doc="(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).",
@@ -308,6 +354,7 @@ OPS = (
        inputs=("a", "b"), backward_inputs=("grad_output", "a", "b"), backward_outputs=("grad_a", "grad_b"),
        torch=("F.glu(x)", "")),
     Op("bias_gelu",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,  # of the rounded sum
        doc="gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused "
            "x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias "
            "along the last axis).",
@@ -318,6 +365,7 @@ OPS = (
        form=Form("bias_gelu", "approximate", "none", is_default=True),
        torch=("F.gelu(x + bias)", "")),
     Op("bias_gelu_tanh",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
        doc="gelu(x + bias, approximate='tanh'), of the rounded sum.",
        backward_doc="grad_output times the tanh form's derivative at x + bias.",
        algorithm="bias", kind="bias", activation="gelu_tanh", cost="compute", ns_per_element=(2.4, 5.8),
@@ -325,6 +373,7 @@ OPS = (
        form=Form("bias_gelu", "approximate", "tanh"),
        torch=("F.gelu(x + bias, approximate='tanh')", "")),
     Op("bias_silu",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
        doc="silu(x + bias), of the rounded sum.",
        backward_doc="grad_output·silu'(x + bias).",
        algorithm="bias", kind="bias", activation="silu", cost="compute", ns_per_element=(1.7, 3.9),
