@@ -8,6 +8,7 @@ keeps the scalar fallback scalar.
 import os
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 from Cython.Build import cythonize
@@ -27,8 +28,41 @@ def simde_include():
     return simde_py.get_include()
 
 
+def build_jobs():
+    """Compiler processes at once: FASTACT_BUILD_JOBS, else the CPUs this process may use."""
+    if os.environ.get("FASTACT_BUILD_JOBS"):
+        return max(1, int(os.environ["FASTACT_BUILD_JOBS"]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class ProbingBuildExt(build_ext):
-    """Enable the x86 kernels only if the compiler accepts AVX-512 target pragmas."""
+    """Enable the x86 kernels only if the compiler accepts AVX-512 target pragmas
+    (and FASTACT_SCALAR_ONLY is not 1: a build of the portable kernels alone,
+    as on other CPUs), and the SIMDe-emulated AVX-512 test kernels unless
+    FASTACT_AVX512_EMULATION is 0; compile the sources side by side."""
+
+    def build_extension(self, ext):
+        # setuptools compiles one file after another; the kernel files take
+        # minutes each, so they go to a pool, the slowest first
+        compile_one = self.compiler.compile
+        jobs = build_jobs()
+
+        def compile_all(sources, output_dir=None, **kwargs):
+            if jobs <= 1 or len(sources) <= 1:
+                return compile_one(sources, output_dir=output_dir, **kwargs)
+            for obj in self.compiler.object_filenames(sources, output_dir=output_dir):
+                os.makedirs(os.path.dirname(obj) or ".", exist_ok=True)
+            order = sorted(sources, key=lambda src: ("emulated" not in src, -os.path.getsize(src)))
+            with ThreadPoolExecutor(jobs) as pool:
+                built = dict(zip(order, pool.map(
+                    lambda src: compile_one([src], output_dir=output_dir, **kwargs)[0], order)))
+            return [built[src] for src in sources]
+
+        self.compiler.compile = compile_all
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler.compile = compile_one
 
     def build_extensions(self):
         # The probe, not platform.machine(), tells the target: a macOS x86_64
@@ -36,11 +70,11 @@ class ProbingBuildExt(build_ext):
         probe = ("#if !defined(__x86_64__)\n#error not x86-64\n#endif\n"
                  '#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
                  "__m512d f(__m512d a) { return _mm512_fmadd_pd(a, a, a); }\n")
-        x86_ok = not IS_MSVC and self._compiles(probe)
+        x86_ok = not IS_MSVC and os.environ.get("FASTACT_SCALAR_ONLY") != "1" and self._compiles(probe)
         for ext in self.extensions:
             if x86_ok:
                 ext.define_macros.append(("FA_HAVE_X86_KERNELS", "1"))
-                if simde_include():
+                if simde_include() and os.environ.get("FASTACT_AVX512_EMULATION") != "0":
                     ext.define_macros.append(("FA_HAVE_AVX512_EMULATION", "1"))
                     ext.include_dirs.append(simde_include())
             else:
