@@ -1,0 +1,468 @@
+"""fastact's functions as PyTorch operators and modules.
+
+    import fastact.torch as fat
+    y = fat.gelu(x)                      # like torch.nn.functional.gelu
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), fat.GELU(), torch.nn.Linear(256, 64))
+    swapped = fat.replace_activations(other_model)   # torch's activation modules -> fastact's
+
+Each function is a `torch.library.custom_op` ("fastact::gelu", ...): autograd
+runs fastact's own backward kernels, `torch.compile` traces through it
+without a graph break and `torch.export` keeps it as one node. CPU tensors
+of float32, float64, float16 and bfloat16 are computed in place, with no
+copy (bfloat16 needs ml_dtypes, as for NumPy); anything else (CUDA, other
+dtypes, sparse) runs torch's own function, with a warning the first time.
+Second derivatives are not implemented: asking for one raises an error that
+says so. PyTorch is an optional dependency: pip install "fastact[torch]".
+"""
+import math
+import warnings
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError as exc:  # pragma: no cover - exercised without torch only
+    raise ImportError('fastact.torch needs PyTorch: pip install "fastact[torch]"') from exc
+
+import fastact as fa
+
+try:
+    import ml_dtypes
+except ImportError:
+    ml_dtypes = None
+
+__all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu", "selu", "celu",
+           "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax", "glu",
+           "swiglu", "geglu", "GELU", "SiLU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid", "Mish", "ELU",
+           "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax", "LogSoftmax",
+           "GLU", "replace_activations"]
+
+_DTYPES = {torch.float32, torch.float64, torch.float16} | ({torch.bfloat16} if ml_dtypes else set())
+
+
+def _array(t):
+    """A NumPy view of a CPU tensor (no copy; bfloat16 as ml_dtypes')."""
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def _supported(*tensors):
+    return all(t.device.type == "cpu" and t.dtype in _DTYPES and t.layout == torch.strided for t in tensors)
+
+
+_warned = set()
+
+
+def _warn_fallback(name, tensors):
+    why = ", ".join(sorted({f"{t.device.type} {t.dtype}" for t in tensors}))
+    if (name, why) not in _warned:
+        _warned.add((name, why))
+        warnings.warn(f"fastact.torch.{name}: fastact computes CPU float32/float64/float16/bfloat16 tensors; "
+                      f"this call ({why}) runs torch's own {name}", RuntimeWarning, stacklevel=3)
+
+
+class _Op:
+    """One fastact function as a custom op, with its backward as a second one.
+
+    inputs: the tensor arguments' names; params: (name, schema type) pairs.
+    forward(arrays, params, out) and backward(grad, saved, params, outs) write
+    fastact's results into the NumPy views of the outputs; shape(tensors,
+    params) is the result's shape. Backward gets the inputs, or the output
+    (saves="output", softmax), and gives each input's gradient at the
+    broadcast shape, which autograd sums back to the input's own."""
+
+    def __init__(self, name, inputs, params, forward, backward, shape=None, saves="inputs"):
+        n = len(inputs)
+        saved = inputs if saves == "inputs" else ("output",)
+        shape = shape or (lambda tensors, values: torch.broadcast_shapes(*(t.shape for t in tensors)))
+
+        def grad_shapes(grad, tensors):  # the full-size gradient of each input
+            return [grad.shape] * n if n > 1 else [tensors[0].shape]
+
+        def run_forward(*args):
+            tensors, values = args[:n], args[n:]
+            out = torch.empty(shape(tensors, values), dtype=tensors[0].dtype)
+            forward([_array(t) for t in tensors], values, _array(out))
+            return out
+
+        def fake_forward(*args):
+            return torch.empty(shape(args[:n], args[n:]), dtype=args[0].dtype)
+
+        def run_backward(grad, *args):
+            tensors, values = args[:len(saved)], args[len(saved):]
+            outs = [torch.empty(s, dtype=grad.dtype) for s in grad_shapes(grad, tensors)]
+            backward(_array(grad), [_array(t) for t in tensors], values, [_array(o) for o in outs])
+            return outs[0] if n == 1 else tuple(outs)
+
+        def fake_backward(grad, *args):
+            outs = [torch.empty(s, dtype=grad.dtype) for s in grad_shapes(grad, args[:len(saved)])]
+            return outs[0] if n == 1 else tuple(outs)
+
+        def schema(*parts):
+            return ", ".join(parts + tuple(f"{kind} {p}" for p, kind in params))
+
+        returns = "Tensor" if n == 1 else "(" + ", ".join(["Tensor"] * n) + ")"
+        self.op = torch.library.custom_op(f"fastact::{name}", run_forward, mutates_args=(), device_types="cpu",
+                                          schema=f"({schema(*(f'Tensor {i}' for i in inputs))}) -> Tensor")
+        self.op.register_fake(fake_forward)
+        self.backward_op = torch.library.custom_op(
+            f"fastact::{name}_backward", run_backward, mutates_args=(), device_types="cpu",
+            schema=f"({schema('Tensor grad_output', *(f'Tensor {s}' for s in saved))}) -> {returns}")
+        self.backward_op.register_fake(fake_backward)
+
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*(inputs[:n] if saves == "inputs" else (output,)))
+            ctx.values = inputs[n:]
+            ctx.shapes = [t.shape for t in inputs[:n]]
+
+        def autograd_backward(ctx, grad):
+            grads = self.backward_op(grad, *ctx.saved_tensors, *ctx.values)
+            grads = (grads,) if n == 1 else tuple(g.sum_to_size(s) for g, s in zip(grads, ctx.shapes))
+            return grads + (None,) * len(params)
+
+        self.op.register_autograd(autograd_backward, setup_context=setup_context)
+
+        def no_double_backward(ctx, *grads):
+            raise RuntimeError(f"fastact.torch.{name}: second derivatives are not implemented; "
+                               f"use torch's own {name} where a double backward is needed")
+
+        self.backward_op.register_autograd(no_double_backward, setup_context=lambda ctx, inputs, output: None)
+
+
+def _elementwise(name, fa_forward, fa_backward, params=()):
+    """A function of one tensor: fa_forward(x, *params, out=), fa_backward(g, x, *params, out=)."""
+    return _Op(name, ("x",), params,
+               lambda arrays, values, out: fa_forward(arrays[0], *values, out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, saved[0], *values, out=outs[0]))
+
+
+def _gated(name, fa_forward, fa_backward, params=()):
+    """act(gate)·up: gate and up broadcast together."""
+    return _Op(name, ("gate", "up"), params,
+               lambda arrays, values, out: fa_forward(*arrays, *values, out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, *saved, *values, out=tuple(outs)))
+
+
+def _rows(name, fa_forward, fa_backward, shape=None, saves="output"):
+    """Along one dimension (softmax, glu): the dim is the parameter."""
+    return _Op(name, ("x",), (("dim", "int"),),
+               lambda arrays, values, out: fa_forward(arrays[0], values[0], out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, saved[0], values[0], out=outs[0]),
+               shape=shape, saves=saves)
+
+
+def _glu_shape(tensors, values):
+    shape = list(tensors[0].shape)
+    shape[values[0]] //= 2
+    return shape
+
+
+def _approximate_op(exact, tanh):
+    return lambda approximate: tanh if approximate == "tanh" else exact
+
+
+_OPS = {
+    "gelu": _elementwise("gelu", fa.gelu, fa.gelu_backward),
+    "gelu_tanh": _elementwise("gelu_tanh", lambda x, out: fa.gelu(x, "tanh", out=out),
+                              lambda g, x, out: fa.gelu_backward(g, x, "tanh", out=out)),
+    "silu": _elementwise("silu", fa.silu, fa.silu_backward),
+    "relu": _elementwise("relu", fa.relu, fa.relu_backward),
+    "sigmoid": _elementwise("sigmoid", fa.sigmoid, fa.sigmoid_backward),
+    "tanh": _elementwise("tanh", fa.tanh, fa.tanh_backward),
+    "softplus": _elementwise("softplus", fa.softplus, fa.softplus_backward,
+                             (("beta", "float"), ("threshold", "float"))),
+    "logsigmoid": _elementwise("logsigmoid", fa.log_sigmoid, fa.log_sigmoid_backward),
+    "mish": _elementwise("mish", fa.mish, fa.mish_backward),
+    "elu": _elementwise("elu", fa.elu, fa.elu_backward, (("alpha", "float"),)),
+    "selu": _elementwise("selu", fa.selu, fa.selu_backward),
+    "celu": _elementwise("celu", fa.celu, fa.celu_backward, (("alpha", "float"),)),
+    "leaky_relu": _elementwise("leaky_relu", fa.leaky_relu, fa.leaky_relu_backward,
+                               (("negative_slope", "float"),)),
+    "relu6": _elementwise("relu6", fa.relu6, fa.relu6_backward),
+    "hardtanh": _elementwise("hardtanh", fa.hardtanh, fa.hardtanh_backward,
+                             (("min_val", "float"), ("max_val", "float"))),
+    "hardsigmoid": _elementwise("hardsigmoid", fa.hardsigmoid, fa.hardsigmoid_backward),
+    "hardswish": _elementwise("hardswish", fa.hardswish, fa.hardswish_backward),
+    "softmax": _rows("softmax", fa.softmax, fa.softmax_backward),
+    "log_softmax": _rows("log_softmax", fa.log_softmax, fa.log_softmax_backward),
+    "glu": _rows("glu", fa.glu, fa.glu_backward, shape=_glu_shape, saves="inputs"),
+    "swiglu": _gated("swiglu", fa.swiglu, fa.swiglu_backward),
+    "geglu": _gated("geglu", fa.geglu, fa.geglu_backward),
+    "geglu_tanh": _gated("geglu_tanh", lambda gate, up, out: fa.geglu(gate, up, "tanh", out=out),
+                         lambda g, gate, up, out: fa.geglu_backward(g, gate, up, "tanh", out=out)),
+}
+
+_FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into the tensor's memory
+    "silu": fa.silu, "relu": fa.relu, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
+    "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
+    "hardswish": fa.hardswish,
+}
+
+
+def _run(name, key, tensors, values, fallback, inplace=False):
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"fastact.torch.{name}: expected a torch.Tensor, not {type(t).__name__} "
+                            f"(fastact.{name} takes NumPy arrays)")
+    if not _supported(*tensors):
+        _warn_fallback(name, tensors)
+        return fallback()
+    if inplace:
+        if torch.is_grad_enabled() and tensors[0].requires_grad:
+            return fallback()  # torch's in-place op keeps autograd's checks on reused memory
+        x = _array(tensors[0])
+        _FORWARD_ARRAYS[key](x, *values, out=x)
+        return tensors[0]
+    return _OPS[key].op(*tensors, *values)
+
+
+def gelu(input, approximate="none"):
+    """torch.nn.functional.gelu, computed by fastact (exact or tanh form)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"fastact.torch.gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    key = "gelu_tanh" if approximate == "tanh" else "gelu"
+    return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate))
+
+
+def silu(input, inplace=False):
+    """torch.nn.functional.silu, computed by fastact."""
+    return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace)
+
+
+def relu(input, inplace=False):
+    """torch.nn.functional.relu, computed by fastact."""
+    return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace)
+
+
+def sigmoid(input):
+    """torch.sigmoid, computed by fastact."""
+    return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input))
+
+
+def tanh(input):
+    """torch.tanh, computed by fastact."""
+    return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """torch.nn.functional.softplus, computed by fastact (beta > 0)."""
+    return _run("softplus", "softplus", (input,), (float(beta), float(threshold)),
+                lambda: F.softplus(input, beta=beta, threshold=threshold))
+
+
+def logsigmoid(input):
+    """torch.nn.functional.logsigmoid, computed by fastact."""
+    return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input))
+
+
+def mish(input, inplace=False):
+    """torch.nn.functional.mish, computed by fastact."""
+    return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """torch.nn.functional.elu, computed by fastact."""
+    return _run("elu", "elu", (input,), (float(alpha),), lambda: F.elu(input, alpha, inplace=inplace), inplace)
+
+
+def selu(input, inplace=False):
+    """torch.nn.functional.selu, computed by fastact."""
+    return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """torch.nn.functional.celu, computed by fastact (alpha > 0)."""
+    return _run("celu", "celu", (input,), (float(alpha),), lambda: F.celu(input, alpha, inplace=inplace), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """torch.nn.functional.leaky_relu, computed by fastact."""
+    return _run("leaky_relu", "leaky_relu", (input,), (float(negative_slope),),
+                lambda: F.leaky_relu(input, negative_slope, inplace=inplace), inplace)
+
+
+def relu6(input, inplace=False):
+    """torch.nn.functional.relu6, computed by fastact."""
+    return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """torch.nn.functional.hardtanh, computed by fastact."""
+    return _run("hardtanh", "hardtanh", (input,), (float(min_val), float(max_val)),
+                lambda: F.hardtanh(input, min_val, max_val, inplace=inplace), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """torch.nn.functional.hardsigmoid, computed by fastact."""
+    return _run("hardsigmoid", "hardsigmoid", (input,), (), lambda: F.hardsigmoid(input, inplace=inplace), inplace)
+
+
+def hardswish(input, inplace=False):
+    """torch.nn.functional.hardswish, computed by fastact."""
+    return _run("hardswish", "hardswish", (input,), (), lambda: F.hardswish(input, inplace=inplace), inplace)
+
+
+def _softmax_dim(name, input, dim):
+    if dim is None:  # torch's deprecated implicit choice, with its warning
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                      "Change the call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        return 0 if input.dim() in (0, 1, 3) else 1
+    return int(dim)
+
+
+def softmax(input, dim=None, dtype=None):
+    """torch.nn.functional.softmax along dim, computed by fastact."""
+    dim = _softmax_dim("softmax", input, dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _run("softmax", "softmax", (input,), (dim,), lambda: F.softmax(input, dim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """torch.nn.functional.log_softmax along dim, computed by fastact."""
+    dim = _softmax_dim("log_softmax", input, dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _run("log_softmax", "log_softmax", (input,), (dim,), lambda: F.log_softmax(input, dim))
+
+
+def glu(input, dim=-1):
+    """torch.nn.functional.glu: a·σ(b) of input's two halves along dim, computed by fastact."""
+    return _run("glu", "glu", (input,), (int(dim),), lambda: F.glu(input, dim))
+
+
+def swiglu(gate, up):
+    """silu(gate)·up in one pass (gate and up broadcast together)."""
+    return _run("swiglu", "swiglu", (gate, up), (), lambda: F.silu(gate) * up)
+
+
+def geglu(gate, up, approximate="none"):
+    """gelu(gate, approximate)·up in one pass (gate and up broadcast together)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"fastact.torch.geglu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    key = "geglu_tanh" if approximate == "tanh" else "geglu"
+    return _run("geglu", key, (gate, up), (), lambda: F.gelu(gate, approximate=approximate) * up)
+
+
+# ---- modules: torch's own classes, with forward computed by fastact --------
+
+class GELU(torch.nn.GELU):
+    def forward(self, input):
+        return gelu(input, approximate=self.approximate)
+
+
+class SiLU(torch.nn.SiLU):
+    def forward(self, input):
+        return silu(input, inplace=self.inplace)
+
+
+class ReLU(torch.nn.ReLU):
+    def forward(self, input):
+        return relu(input, inplace=self.inplace)
+
+
+class Sigmoid(torch.nn.Sigmoid):
+    def forward(self, input):
+        return sigmoid(input)
+
+
+class Tanh(torch.nn.Tanh):
+    def forward(self, input):
+        return tanh(input)
+
+
+class Softplus(torch.nn.Softplus):
+    def forward(self, input):
+        return softplus(input, self.beta, self.threshold)
+
+
+class LogSigmoid(torch.nn.LogSigmoid):
+    def forward(self, input):
+        return logsigmoid(input)
+
+
+class Mish(torch.nn.Mish):
+    def forward(self, input):
+        return mish(input, inplace=self.inplace)
+
+
+class ELU(torch.nn.ELU):
+    def forward(self, input):
+        return elu(input, self.alpha, inplace=self.inplace)
+
+
+class SELU(torch.nn.SELU):
+    def forward(self, input):
+        return selu(input, inplace=self.inplace)
+
+
+class CELU(torch.nn.CELU):
+    def forward(self, input):
+        return celu(input, self.alpha, inplace=self.inplace)
+
+
+class LeakyReLU(torch.nn.LeakyReLU):
+    def forward(self, input):
+        return leaky_relu(input, self.negative_slope, inplace=self.inplace)
+
+
+class ReLU6(torch.nn.ReLU6):
+    def forward(self, input):
+        return relu6(input, inplace=self.inplace)
+
+
+class Hardtanh(torch.nn.Hardtanh):
+    def forward(self, input):
+        return hardtanh(input, self.min_val, self.max_val, inplace=self.inplace)
+
+
+class Hardsigmoid(torch.nn.Hardsigmoid):
+    def forward(self, input):
+        return hardsigmoid(input, inplace=self.inplace)
+
+
+class Hardswish(torch.nn.Hardswish):
+    def forward(self, input):
+        return hardswish(input, inplace=self.inplace)
+
+
+class Softmax(torch.nn.Softmax):
+    def forward(self, input):
+        return softmax(input, self.dim)
+
+
+class LogSoftmax(torch.nn.LogSoftmax):
+    def forward(self, input):
+        return log_softmax(input, self.dim)
+
+
+class GLU(torch.nn.GLU):
+    def forward(self, input):
+        return glu(input, self.dim)
+
+
+# torch's class -> fastact's (ReLU6 before Hardtanh: it is a subclass of it)
+_DROP_INS = {base: cls for cls in (GELU, SiLU, ReLU, Sigmoid, Tanh, Softplus, LogSigmoid, Mish, ELU, SELU, CELU,
+                                   LeakyReLU, ReLU6, Hardtanh, Hardsigmoid, Hardswish, Softmax, LogSoftmax, GLU)
+             for base in cls.__bases__}
+
+
+def replace_activations(model):
+    """Swap torch's activation modules inside model for fastact's, in place,
+    keeping their settings, hooks and training mode. Returns {qualified name:
+    torch class name} of what was swapped. Only exact torch classes are
+    swapped (not subclasses of them), and model itself is left as it is."""
+    swapped = {}
+    for parent_name, parent in list(model.named_modules()):
+        for child_name, child in list(parent.named_children()):
+            drop_in = _DROP_INS.get(type(child))
+            if drop_in is None:
+                continue
+            replacement = drop_in.__new__(drop_in)
+            replacement.__dict__.update(child.__dict__)
+            setattr(parent, child_name, replacement)
+            swapped[f"{parent_name}.{child_name}" if parent_name else child_name] = type(child).__name__
+    return swapped
