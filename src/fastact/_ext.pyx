@@ -107,6 +107,33 @@ cdef object _make_row_gufunc(int op, int direction, str name, str doc):
     return gufunc
 
 
+# torch tensors: NumPy would call their __array_wrap__, which still has the
+# pre-NumPy-2 signature (a DeprecationWarning on every call). The public
+# functions hand them to _interop instead, which computes on NumPy views of
+# them and returns tensors. torch.Tensor once torch has been imported.
+import sys as _sys
+cdef object _tensor_type = None
+
+cdef bint _any_tensor(tuple args, object out):
+    global _tensor_type
+    if _tensor_type is None:
+        torch = _sys.modules.get("torch")
+        if torch is None:
+            return False
+        _tensor_type = torch.Tensor
+    for a in args:
+        if isinstance(a, _tensor_type):
+            return True
+    if type(out) is tuple:
+        return any(isinstance(o, _tensor_type) for o in out)
+    return isinstance(out, _tensor_type)
+
+
+def _on_tensors(str name, object function, tuple args, object out, dict kwargs):
+    from fastact import _interop
+    return _interop.on_tensors(name, function, args, out, kwargs)
+
+
 # The ufunc objects and the public functions, generated from the manifest.
 # The public functions are compiled: a 100-element call costs little more
 # than the ufunc itself. A TypeError/ValueError from NumPy is re-raised naming

@@ -101,9 +101,11 @@ UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu': _u_gelu, '
 
 
 def relu(x, *, precision='accurate', out=None, **kwargs):
-    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu."
+    "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu', precision)
     cdef object ufunc = (_u_relu, _u_relu)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('relu', relu, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -113,9 +115,11 @@ def relu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward."
+    "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu_backward', precision)
     cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('relu_backward', relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -125,7 +129,7 @@ def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\napproximate='tanh': 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu, fastact.ufuncs.gelu_fast, fastact.ufuncs.gelu_tanh, fastact.ufuncs.gelu_tanh_fast."
+    "approximate='none': x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\napproximate='tanh': 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu, fastact.ufuncs.gelu_fast, fastact.ufuncs.gelu_tanh, fastact.ufuncs.gelu_tanh_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.gelu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.1587,  0.    ,  0.8413])"
     cdef object ufunc
     cdef int tier = _tier_index('gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -134,6 +138,8 @@ def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
         ufunc = (_u_gelu_tanh, _u_gelu_tanh_fast)[tier]
     else:
         raise _bad_choice('gelu', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((x,), out):
+        return _on_tensors('gelu', gelu, (x,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -143,7 +149,7 @@ def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
 
 
 def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\napproximate='tanh': grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu_backward, fastact.ufuncs.gelu_backward_fast, fastact.ufuncs.gelu_tanh_backward, fastact.ufuncs.gelu_tanh_backward_fast."
+    "approximate='none': grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\napproximate='tanh': grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu_backward, fastact.ufuncs.gelu_backward_fast, fastact.ufuncs.gelu_tanh_backward, fastact.ufuncs.gelu_tanh_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.gelu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.0833,  0.5   ,  1.0833])"
     cdef object ufunc
     cdef int tier = _tier_index('gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -152,6 +158,8 @@ def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', o
         ufunc = (_u_gelu_tanh_backward, _u_gelu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('gelu_backward', gelu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -161,9 +169,11 @@ def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', o
 
 
 def silu(x, *, precision='accurate', out=None, **kwargs):
-    "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_fast."
+    "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.2689,  0.    ,  0.7311])"
     cdef int tier = _tier_index('silu', precision)
     cdef object ufunc = (_u_silu, _u_silu_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('silu', silu, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -173,9 +183,11 @@ def silu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def silu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_fast."
+    "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0723, 0.5   , 0.9277])"
     cdef int tier = _tier_index('silu_backward', precision)
     cdef object ufunc = (_u_silu_backward, _u_silu_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('silu_backward', silu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -185,9 +197,11 @@ def silu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def sigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_fast."
+    "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.2689, 0.5   , 0.7311])"
     cdef int tier = _tier_index('sigmoid', precision)
     cdef object ufunc = (_u_sigmoid, _u_sigmoid_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('sigmoid', sigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -197,9 +211,11 @@ def sigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_fast."
+    "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1966, 0.25  , 0.1966])"
     cdef int tier = _tier_index('sigmoid_backward', precision)
     cdef object ufunc = (_u_sigmoid_backward, _u_sigmoid_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('sigmoid_backward', sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -209,9 +225,11 @@ def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs
 
 
 def tanh(x, *, precision='accurate', out=None, **kwargs):
-    "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast."
+    "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.7616,  0.    ,  0.7616])"
     cdef int tier = _tier_index('tanh', precision)
     cdef object ufunc = (_u_tanh, _u_tanh_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('tanh', tanh, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -221,9 +239,11 @@ def tanh(x, *, precision='accurate', out=None, **kwargs):
 
 
 def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast."
+    "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.42, 1.  , 0.42])"
     cdef int tier = _tier_index('tanh_backward', precision)
     cdef object ufunc = (_u_tanh_backward, _u_tanh_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('tanh_backward', tanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -233,11 +253,13 @@ def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
-    "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_fast."
+    "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.softplus(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3133, 0.6931, 1.3133])"
     cdef int tier = _tier_index('softplus', precision)
     cdef double _beta = _check_param('softplus', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus', 'threshold', threshold, 'positive_or_inf')
     cdef object ufunc = (_u_softplus, _u_softplus_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('softplus', softplus, (x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
     try:
         if kwargs:
             return ufunc(x, _beta, _threshold, out=out, **kwargs)
@@ -247,11 +269,13 @@ def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **k
 
 
 def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_fast."
+    "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.softplus_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.2689, 0.5   , 0.7311])"
     cdef int tier = _tier_index('softplus_backward', precision)
     cdef double _beta = _check_param('softplus_backward', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
     cdef object ufunc = (_u_softplus_backward, _u_softplus_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('softplus_backward', softplus_backward, (grad_output, x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
     try:
         if kwargs:
             return ufunc(grad_output, x, _beta, _threshold, out=out, **kwargs)
@@ -261,9 +285,11 @@ def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='ac
 
 
 def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('log_sigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('log_sigmoid', log_sigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -273,9 +299,11 @@ def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast."
+    "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('logsigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('logsigmoid', logsigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -285,9 +313,11 @@ def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('log_sigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('log_sigmoid_backward', log_sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -297,9 +327,11 @@ def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
 
 
 def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast."
+    "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('logsigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('logsigmoid_backward', logsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -309,9 +341,11 @@ def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwa
 
 
 def mish(x, *, precision='accurate', out=None, **kwargs):
-    "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast."
+    "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3034,  0.    ,  0.8651])"
     cdef int tier = _tier_index('mish', precision)
     cdef object ufunc = (_u_mish, _u_mish_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('mish', mish, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -321,9 +355,11 @@ def mish(x, *, precision='accurate', out=None, **kwargs):
 
 
 def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast."
+    "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0592, 0.6   , 1.049 ])"
     cdef int tier = _tier_index('mish_backward', precision)
     cdef object ufunc = (_u_mish_backward, _u_mish_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('mish_backward', mish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -333,10 +369,12 @@ def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_fast."
+    "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.elu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.6321,  0.    ,  1.    ])"
     cdef int tier = _tier_index('elu', precision)
     cdef double _alpha = _check_param('elu', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu, _u_elu_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('elu', elu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
         if kwargs:
             return ufunc(x, _alpha, out=out, **kwargs)
@@ -346,10 +384,12 @@ def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
 
 
 def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_fast."
+    "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.elu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3679, 1.    , 1.    ])"
     cdef int tier = _tier_index('elu_backward', precision)
     cdef double _alpha = _check_param('elu_backward', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu_backward, _u_elu_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('elu_backward', elu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
         if kwargs:
             return ufunc(grad_output, x, _alpha, out=out, **kwargs)
@@ -359,9 +399,11 @@ def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, *
 
 
 def selu(x, *, precision='accurate', out=None, **kwargs):
-    "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast."
+    "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.1113,  0.    ,  1.0507])"
     cdef int tier = _tier_index('selu', precision)
     cdef object ufunc = (_u_selu, _u_selu_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('selu', selu, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -371,9 +413,11 @@ def selu(x, *, precision='accurate', out=None, **kwargs):
 
 
 def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast."
+    "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.6468, 1.7581, 1.0507])"
     cdef int tier = _tier_index('selu_backward', precision)
     cdef object ufunc = (_u_selu_backward, _u_selu_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('selu_backward', selu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -383,10 +427,12 @@ def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_fast."
+    "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.celu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.6321,  0.    ,  1.    ])"
     cdef int tier = _tier_index('celu', precision)
     cdef double _alpha = _check_param('celu', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu, _u_celu_fast)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('celu', celu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
         if kwargs:
             return ufunc(x, _alpha, out=out, **kwargs)
@@ -396,10 +442,12 @@ def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
 
 
 def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_fast."
+    "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.celu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3679, 1.    , 1.    ])"
     cdef int tier = _tier_index('celu_backward', precision)
     cdef double _alpha = _check_param('celu_backward', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu_backward, _u_celu_backward_fast)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('celu_backward', celu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
         if kwargs:
             return ufunc(grad_output, x, _alpha, out=out, **kwargs)
@@ -409,10 +457,12 @@ def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, 
 
 
 def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
-    "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu."
+    "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.leaky_relu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.01,  0.  ,  1.  ])"
     cdef int tier = _tier_index('leaky_relu', precision)
     cdef double _negative_slope = _check_param('leaky_relu', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('leaky_relu', leaky_relu, (x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
     try:
         if kwargs:
             return ufunc(x, _negative_slope, out=out, **kwargs)
@@ -422,10 +472,12 @@ def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwar
 
 
 def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accurate', out=None, **kwargs):
-    "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward."
+    "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.leaky_relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.01, 0.01, 1.  ])"
     cdef int tier = _tier_index('leaky_relu_backward', precision)
     cdef double _negative_slope = _check_param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('leaky_relu_backward', leaky_relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
     try:
         if kwargs:
             return ufunc(grad_output, x, _negative_slope, out=out, **kwargs)
@@ -435,9 +487,11 @@ def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accur
 
 
 def relu6(x, *, precision='accurate', out=None, **kwargs):
-    "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6."
+    "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6', precision)
     cdef object ufunc = (_u_relu6, _u_relu6)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('relu6', relu6, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -447,9 +501,11 @@ def relu6(x, *, precision='accurate', out=None, **kwargs):
 
 
 def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward."
+    "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6_backward', precision)
     cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('relu6_backward', relu6_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -459,13 +515,15 @@ def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
-    "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh."
+    "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardtanh(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.,  0.,  1.])"
     cdef int tier = _tier_index('hardtanh', precision)
     cdef double _min_val = _check_param('hardtanh', 'min_val', min_val, 'finite')
     cdef double _max_val = _check_param('hardtanh', 'max_val', max_val, 'finite')
     if _min_val > _max_val:
         raise _bad_order('hardtanh', 'min_val', min_val, 'max_val', max_val)
     cdef object ufunc = (_u_hardtanh, _u_hardtanh)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('hardtanh', hardtanh, (x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
     try:
         if kwargs:
             return ufunc(x, _min_val, _max_val, out=out, **kwargs)
@@ -475,13 +533,15 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **
 
 
 def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **kwargs):
-    "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward."
+    "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardtanh_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 1., 0.])"
     cdef int tier = _tier_index('hardtanh_backward', precision)
     cdef double _min_val = _check_param('hardtanh_backward', 'min_val', min_val, 'finite')
     cdef double _max_val = _check_param('hardtanh_backward', 'max_val', max_val, 'finite')
     if _min_val > _max_val:
         raise _bad_order('hardtanh_backward', 'min_val', min_val, 'max_val', max_val)
     cdef object ufunc = (_u_hardtanh_backward, _u_hardtanh_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('hardtanh_backward', hardtanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
     try:
         if kwargs:
             return ufunc(grad_output, x, _min_val, _max_val, out=out, **kwargs)
@@ -491,9 +551,11 @@ def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='a
 
 
 def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
-    "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid."
+    "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3333, 0.5   , 0.6667])"
     cdef int tier = _tier_index('hardsigmoid', precision)
     cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('hardsigmoid', hardsigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -503,9 +565,11 @@ def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward."
+    "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.1667, 0.1667])"
     cdef int tier = _tier_index('hardsigmoid_backward', precision)
     cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('hardsigmoid_backward', hardsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -515,9 +579,11 @@ def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
 
 
 def hardswish(x, *, precision='accurate', out=None, **kwargs):
-    "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish."
+    "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3333,  0.    ,  0.6667])"
     cdef int tier = _tier_index('hardswish', precision)
     cdef object ufunc = (_u_hardswish, _u_hardswish)[tier]
+    if _any_tensor((x,), out):
+        return _on_tensors('hardswish', hardswish, (x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, out=out, **kwargs)
@@ -527,9 +593,11 @@ def hardswish(x, *, precision='accurate', out=None, **kwargs):
 
 
 def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
-    "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward."
+    "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.5   , 0.8333])"
     cdef int tier = _tier_index('hardswish_backward', precision)
     cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier]
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('hardswish_backward', hardswish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, out=out, **kwargs)
@@ -539,9 +607,11 @@ def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwar
 
 
 def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
-    "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output."
+    "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.1875, 0.25  , 0.1875])"
     cdef int tier = _tier_index('sigmoid_backward_from_output', precision)
     cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier]
+    if _any_tensor((grad_output, output,), out):
+        return _on_tensors('sigmoid_backward_from_output', sigmoid_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, output, out=out, **kwargs)
@@ -551,9 +621,11 @@ def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', o
 
 
 def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=None, **kwargs):
-    "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output."
+    "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.9375, 0.75  , 0.4375])"
     cdef int tier = _tier_index('tanh_backward_from_output', precision)
     cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier]
+    if _any_tensor((grad_output, output,), out):
+        return _on_tensors('tanh_backward_from_output', tanh_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, output, out=out, **kwargs)
@@ -563,9 +635,11 @@ def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=
 
 
 def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
-    "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast."
+    "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.swiglu(np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0)).round(4) + 0.0\narray([-0.5379,  0.    ,  1.4621])"
     cdef int tier = _tier_index('swiglu', precision)
     cdef object ufunc = (_u_swiglu, _u_swiglu_fast)[tier]
+    if _any_tensor((gate, up,), out):
+        return _on_tensors('swiglu', swiglu, (gate, up,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(gate, up, out=out, **kwargs)
@@ -575,9 +649,11 @@ def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
 
 
 def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **kwargs):
-    "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast."
+    "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> [g.round(4) + 0.0 for g in fa.swiglu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0))]\n[array([0.1447, 1.    , 1.8553]), array([-0.2689,  0.    ,  0.7311])]"
     cdef int tier = _tier_index('swiglu_backward', precision)
     cdef object ufunc = (_u_swiglu_backward, _u_swiglu_backward_fast)[tier]
+    if _any_tensor((grad_output, gate, up,), out):
+        return _on_tensors('swiglu_backward', swiglu_backward, (grad_output, gate, up,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, gate, up, out=out, **kwargs)
@@ -587,7 +663,7 @@ def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **
 
 
 def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_fast, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_fast."
+    "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_fast, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.geglu(np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0)).round(4) + 0.0\narray([-0.3173,  0.    ,  1.6827])"
     cdef object ufunc
     cdef int tier = _tier_index('geglu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -596,6 +672,8 @@ def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwa
         ufunc = (_u_geglu_tanh, _u_geglu_tanh_fast)[tier]
     else:
         raise _bad_choice('geglu', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((gate, up,), out):
+        return _on_tensors('geglu', geglu, (gate, up,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(gate, up, out=out, **kwargs)
@@ -605,7 +683,7 @@ def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwa
 
 
 def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_fast, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_fast."
+    "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_fast, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> [g.round(4) + 0.0 for g in fa.geglu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0))]\n[array([-0.1666,  1.    ,  2.1666]), array([-0.1587,  0.    ,  0.8413])]"
     cdef object ufunc
     cdef int tier = _tier_index('geglu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -614,6 +692,8 @@ def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accu
         ufunc = (_u_geglu_tanh_backward, _u_geglu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('geglu_backward', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((grad_output, gate, up,), out):
+        return _on_tensors('geglu_backward', geglu_backward, (grad_output, gate, up,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(grad_output, gate, up, out=out, **kwargs)
@@ -623,7 +703,7 @@ def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accu
 
 
 def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_fast, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_fast."
+    "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_fast, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_gelu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([-0.1543,  0.3457,  1.3998])"
     cdef object ufunc
     cdef int tier = _tier_index('bias_gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -632,6 +712,8 @@ def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **
         ufunc = (_u_bias_gelu_tanh, _u_bias_gelu_tanh_fast)[tier]
     else:
         raise _bad_choice('bias_gelu', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((x, bias,), out):
+        return _on_tensors('bias_gelu', bias_gelu, (x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(x, bias, out=out, **kwargs)
@@ -641,7 +723,7 @@ def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **
 
 
 def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='accurate', out=None, **kwargs):
-    "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_fast, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_fast."
+    "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_fast, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_gelu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0.1325, 0.8675, 1.1275])"
     cdef object ufunc
     cdef int tier = _tier_index('bias_gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
@@ -650,6 +732,8 @@ def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='a
         ufunc = (_u_bias_gelu_tanh_backward, _u_bias_gelu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('bias_gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    if _any_tensor((grad_output, x, bias,), out):
+        return _on_tensors('bias_gelu_backward', bias_gelu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
         if kwargs:
             return ufunc(grad_output, x, bias, out=out, **kwargs)
@@ -659,9 +743,11 @@ def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='a
 
 
 def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
-    "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast."
+    "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([-0.1888,  0.3112,  1.2264])"
     cdef int tier = _tier_index('bias_silu', precision)
     cdef object ufunc = (_u_bias_silu, _u_bias_silu_fast)[tier]
+    if _any_tensor((x, bias,), out):
+        return _on_tensors('bias_silu', bias_silu, (x, bias,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, bias, out=out, **kwargs)
@@ -671,9 +757,11 @@ def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
 
 
 def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
-    "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast."
+    "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0.26  , 0.74  , 1.0413])"
     cdef int tier = _tier_index('bias_silu_backward', precision)
     cdef object ufunc = (_u_bias_silu_backward, _u_bias_silu_backward_fast)[tier]
+    if _any_tensor((grad_output, x, bias,), out):
+        return _on_tensors('bias_silu_backward', bias_silu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, bias, out=out, **kwargs)
@@ -683,9 +771,11 @@ def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, 
 
 
 def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
-    "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu."
+    "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0. , 0.5, 1.5])"
     cdef int tier = _tier_index('bias_relu', precision)
     cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier]
+    if _any_tensor((x, bias,), out):
+        return _on_tensors('bias_relu', bias_relu, (x, bias,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(x, bias, out=out, **kwargs)
@@ -695,9 +785,11 @@ def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
 
 
 def bias_relu_backward(grad_output, x, bias, *, precision='accurate', out=None, **kwargs):
-    "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward."
+    "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0., 1., 1.])"
     cdef int tier = _tier_index('bias_relu_backward', precision)
     cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier]
+    if _any_tensor((grad_output, x, bias,), out):
+        return _on_tensors('bias_relu_backward', bias_relu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))
     try:
         if kwargs:
             return ufunc(grad_output, x, bias, out=out, **kwargs)
