@@ -12,6 +12,7 @@ import os
 import platform
 import statistics
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -168,8 +169,15 @@ def parse_args(argv):
                              "Minutes, not seconds")
     parser.add_argument("--quick", action="store_true",
                         help="with --structured: one small shape per function (seconds)")
+    parser.add_argument("--isa", choices=fa.available_isas(),
+                        help="the kernel set to time (default: the best this CPU runs)")
+    parser.add_argument("--wide", action="store_true",
+                        help="a column for every implementation (default: fastact, its fast tier and the "
+                             "fastest peer, in 100 columns)")
     parser.add_argument("--json", metavar="PATH", help="also write every sample as JSON")
-    parser.add_argument("--plot", metavar="PATH", help="throughput vs size (needs matplotlib)")
+    parser.add_argument("--plot", metavar="PATH",
+                        help="also draw Gelem/s against size, a panel per function, direction and dtype, "
+                             "to PATH (PNG or any format matplotlib writes; needs matplotlib)")
     args = parser.parse_args(argv)
     if "bfloat16" in args.dtypes and importlib.util.find_spec("ml_dtypes") is None:
         parser.error("--dtypes bfloat16: NumPy's bfloat16 is ml_dtypes', which is not installed "
@@ -367,8 +375,8 @@ def accuracy_rows(functions):
 
 
 def accuracy_table(rows):
-    lines = [f"| function | precision | float32 forward, worst ULP (bound) | float32 backward, worst ULP "
-             "of the largest term (bound) |", "|---|---|---:|---:|"]
+    lines = ["| function | precision | forward: worst ULP (bound) | backward: worst ULP of largest term "
+             "(bound) |", "|---|---|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['function']} | {r['precision']} | {r['forward']:.3f} ({r['forward_bound']:g}) "
                      f"| {r['backward']:.3f} ({r['backward_bound']:g}) |")
@@ -409,6 +417,34 @@ def markdown_table(records):
         values = cell_columns(row, impls, ours, lambda i: IMPLS[i].kind == "peer")
         lines.append(f"| {name} | {direction} | {dtype} | {size_label(size)} | {threads} | "
                      + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def compact_table(records):
+    """One row per cell, in 100 columns: fastact's Gelem/s in each tier, the
+    fastest peer's, and each tier's speedup over it (> 1: fastact is faster)."""
+    impls = [i for i in IMPLS if any(r["impl"] == i for r in records)]
+    ours = [i for i in impls if IMPLS[i].kind == "fastact"]
+    cells = {}
+    for r in records:
+        key = (r["function"], r["direction"], r["dtype"], r["size"], r["threads"])
+        cells.setdefault(key, {})[r["impl"]] = r
+    dtypes = list(dict.fromkeys(r["dtype"] for r in records))
+    order = {key: (list(ACTIVATIONS).index(key[0]), DIRECTIONS.index(key[1]), dtypes.index(key[2]), *key[3:])
+             for key in cells}
+    short = {"forward": "fwd", "backward": "bwd"}
+    tier = {"fastact": "fastact", "fastact-fast": "fast"}
+    lines = ["| function | dir | dtype | size | thr | " + " | ".join(tier.get(i, i) for i in ours)
+             + " | fastest peer | " + " | ".join(f"{tier.get(i, i)} ×" for i in ours) + " |",
+             "|---|---|---|---:|---:|" + "---:|" * len(ours) + "---|" + "---:|" * len(ours)]
+    for (name, direction, dtype, size, threads), row in sorted(cells.items(), key=lambda kv: order[kv[0]]):
+        peers = [r for i, r in row.items() if IMPLS[i].kind == "peer"]
+        best = min(peers, key=lambda r: r["seconds"], default=None)
+        speeds = [f"{gelem_per_s(row[i]):.3f}" if i in row else "—" for i in ours]
+        peer = f"{best['impl']} {gelem_per_s(best):.3f}" if best else "—"
+        ratios = [f"{best['seconds'] / row[i]['seconds']:.2f}×" if best and i in row else "—" for i in ours]
+        lines.append(f"| {name} | {short.get(direction, direction)} | {dtype} | {size_label(size)} | {threads} | "
+                     + " | ".join(speeds) + f" | {peer} | " + " | ".join(ratios) + " |")
     return "\n".join(lines)
 
 
@@ -481,6 +517,8 @@ def main(argv):
     warning = oversubscription_warning(args)
     if warning:
         print(warning, file=sys.stderr)
+    if args.isa:
+        fa.set_isa(args.isa)
     facts = machine_facts()
     if args.structured:
         return main_structured(args, facts)
@@ -489,33 +527,38 @@ def main(argv):
     costs = call_costs(args)
     elapsed = time.perf_counter() - started
     peers = ", ".join(v for k, v in facts["versions"].items() if IMPLS[k].kind == "peer")
-    print(f"fastact {facts['fastact']}, ISA {facts['isa']}, on {facts['cpu']}, "
-          f"{facts['usable_cpus']} usable CPUs (load average before the run "
-          f"{facts['load_average']}); peers: {peers}")
+    print(textwrap.fill(f"fastact {facts['fastact']}, ISA {facts['isa']}, on {facts['cpu']}, "
+                        f"{facts['usable_cpus']} usable CPUs (load average before the run "
+                        f"{facts['load_average']}); peers: {peers}", 100))
     jax_note = (f"; jax only at {jax_pool_threads()} (its CPU pool is sized at start-up: "
                 "PJRT_NPROC)" if "jax" in facts["versions"] else "")
     half_note = ("; 16-bit memory backward: np.bitwise_and of the int16 bits (NumPy's float16 "
                  "multiply is no floor)" if any(d in HALF for d in args.dtypes) else "")
-    print(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
-          f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}"
-          f"{half_note}.\n")
-    print(markdown_table(records))
+    legend = ("" if args.wide else " fastest peer: the fastest other library in that row (--wide: every one); "
+              "×: its time over fastact's (> 1: fastact is faster).")
+    print(textwrap.fill(f"Gelem/s (10^9 elements/s, median of {args.repeat} interleaved samples); "
+                        f"numpy and memory (np.copyto forward, np.multiply backward) use 1 thread{jax_note}"
+                        f"{half_note}.{legend}", 100) + "\n")
+    print(markdown_table(records) if args.wide else compact_table(records))
     halves = half_table(records)
     if halves:
-        print("\n16-bit against float32 and torch: fastact's 16-bit Gelem/s over its float32 Gelem/s "
-              "(> 1: the 16-bit call is faster; — without float32 in the run), and its speedup over "
-              "torch in the same dtype (torch's time / fastact's):\n")
+        print("\n" + textwrap.fill("16-bit against float32 and torch: fastact's 16-bit Gelem/s over its "
+                                   "float32 Gelem/s (> 1: the 16-bit call is faster; — without float32 in "
+                                   "the run), and its speedup over torch in the same dtype (torch's time / "
+                                   "fastact's):", 100) + "\n")
         print(halves)
     if warning:
         print(f"\n**{warning}**")
     accuracy = accuracy_rows(args.functions) if "float32" in args.dtypes else None
     if accuracy:
-        print(f"\nAccuracy of what was timed: worst error on {ACCURACY_SAMPLE} float32 inputs spread over "
-              "every bit pattern, against float64 references (every one of 2^32: tools/accuracy_report.py; "
-              "the bounds hold over all of them):\n")
+        print("\n" + textwrap.fill(f"Accuracy of what was timed: worst error on {ACCURACY_SAMPLE} float32 "
+                                   "inputs spread over every bit pattern, against float64 references (every "
+                                   "one of 2^32: tools/accuracy_report.py; the bounds hold over all of "
+                                   "them):", 100) + "\n")
         print(accuracy_table(accuracy))
-    print(f"\nCost of a small call, fastact (wrapper included) against np.negative(x, out=y) "
-          f"on the same {CALL_SIZE} elements (median of {args.repeat} interleaved samples):\n")
+    print("\n" + textwrap.fill(f"Cost of a small call, fastact (wrapper included) against "
+                               f"np.negative(x, out=y) on the same {CALL_SIZE} elements (median of "
+                               f"{args.repeat} interleaved samples):", 100) + "\n")
     print(call_cost_table(costs))
     print(f"bench took {elapsed:.1f} s", file=sys.stderr)
     if args.json:

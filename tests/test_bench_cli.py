@@ -1,0 +1,63 @@
+"""python -m fastact bench as a user sees it: a table in 100 columns (every
+peer with --wide), the kernel set chosen with --isa, --plot drawing its file,
+and words about the measurements only. Timings are never judged."""
+import pytest
+
+import fastact as fa
+from fastact import _bench
+
+SMALL = ["--functions", "relu,gelu", "--sizes", "1e3", "--threads", "1", "--repeat", "1",
+         "--sample-time", "1e-5", "--impls", "fastact,fastact-fast,numpy"]
+
+
+@pytest.fixture
+def restore_isa():
+    previous = fa.isa()
+    yield
+    fa.set_isa(previous)
+
+
+def run(capsys, *extra):
+    assert _bench.main(SMALL + list(extra)) == 0
+    return capsys.readouterr().out
+
+
+def test_compact_table_fits_100_columns(capsys):
+    out = run(capsys)
+    assert "| function | dir | dtype | size | thr | fastact | fast | fastest peer |" in out
+    assert "| gelu | fwd | float32 | 1e3 | 1 |" in out and "numpy " in out
+    too_wide = [line for line in out.splitlines() if len(line) > 100]
+    assert not too_wide, too_wide
+
+
+def test_wide_table_has_a_column_per_implementation(capsys):
+    out = run(capsys, "--wide")
+    assert "| function | direction | dtype | size | threads | fastact | fastact-fast | numpy |" in out
+
+
+def test_isa_picks_the_kernel_set(capsys, restore_isa):
+    out = run(capsys, "--isa", "scalar")
+    assert "ISA scalar" in out
+
+
+def test_unknown_isa_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        _bench.main(SMALL + ["--isa", "neon-9000"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_plot_writes_its_file(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "throughput.png"
+    run(capsys, "--plot", str(path))
+    assert path.stat().st_size > 1000
+
+
+def test_words_are_about_measurements(capsys):
+    out = run(capsys)
+    with pytest.raises(SystemExit):
+        _bench.main(["--help"])
+    out += capsys.readouterr().out
+    assert "--plot PATH" in out and "--isa" in out and "--wide" in out
+    for word in ("target", "issue", "session"):
+        assert word not in out.lower()
