@@ -162,7 +162,7 @@ def test_not_a_tensor_raises_naming_the_function():
         fat.gelu(torch.ones(3), approximate="erf")
 
 
-def mlp(activation, gated=False):
+def mlp(activation):
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(16, 32), activation, torch.nn.Linear(32, 8),
                                torch.nn.Sequential(torch.nn.LeakyReLU(0.1), torch.nn.Linear(8, 4)), torch.nn.Tanh())
@@ -211,3 +211,21 @@ def test_compile_fullgraph_and_export():
     exported = torch.export.export(model, (x,))
     targets = {str(node.target) for node in exported.graph.nodes}
     assert {"fastact.gelu.default", "fastact.silu.default"} <= targets
+
+
+def test_fast_tier_through_functions_modules_and_replace():
+    x = away_from((), (300,), torch.float32).requires_grad_()
+    g = away_from((), (300,), torch.float32, seed=5)
+    for y in (fat.silu(x, precision="fast"), fat.SiLU(precision="fast")(x)):
+        (dx,) = torch.autograd.grad(y, x, g)
+        np.testing.assert_array_equal(y.detach().numpy(), fa.silu(x.detach().numpy(), precision="fast"))
+        np.testing.assert_array_equal(dx.numpy(), fa.silu_backward(g.numpy(), x.detach().numpy(), precision="fast"))
+    model = torch.nn.Sequential(torch.nn.GELU(approximate="tanh"))
+    fat.replace_activations(model, precision="fast")
+    assert model[0].precision == "fast" and "precision='fast'" in repr(model[0])
+    np.testing.assert_array_equal(model(x).detach().numpy(),
+                                  fa.gelu(x.detach().numpy(), "tanh", precision="fast"))
+    with pytest.raises(ValueError, match="fastact.torch.silu: precision must be"):
+        fat.silu(x, precision="fastest")
+    with pytest.raises(ValueError, match="fastact.torch.GELU: precision must be"):
+        fat.GELU(precision="fastest")

@@ -11,13 +11,12 @@ without a graph break and `torch.export` keeps it as one node. CPU tensors
 of float32, float64, float16 and bfloat16 are computed in place, with no
 copy (bfloat16 needs ml_dtypes, as for NumPy); anything else (CUDA, other
 dtypes, sparse) runs torch's own function, with a warning the first time.
-Second derivatives are not implemented: asking for one raises an error that
-says so. PyTorch is an optional dependency: pip install "fastact[torch]".
+Every function and module takes precision="accurate" (the default) or
+"fast", fastact's two tiers. Second derivatives are not implemented: asking
+for one raises an error that says so. PyTorch is an optional dependency:
+pip install "fastact[torch]".
 """
-import math
 import warnings
-
-import numpy as np
 
 try:
     import torch
@@ -75,6 +74,7 @@ class _Op:
     broadcast shape, which autograd sums back to the input's own."""
 
     def __init__(self, name, inputs, params, forward, backward, shape=None, saves="inputs"):
+        params = tuple(params) + (("precision", "str"),)  # the last value: fastact's precision tier
         n = len(inputs)
         saved = inputs if saves == "inputs" else ("output",)
         shape = shape or (lambda tensors, values: torch.broadcast_shapes(*(t.shape for t in tensors)))
@@ -133,24 +133,26 @@ class _Op:
 
 
 def _elementwise(name, fa_forward, fa_backward, params=()):
-    """A function of one tensor: fa_forward(x, *params, out=), fa_backward(g, x, *params, out=)."""
+    """A function of one tensor: fa_forward(x, *params, precision=, out=), fa_backward(g, x, ...)."""
     return _Op(name, ("x",), params,
-               lambda arrays, values, out: fa_forward(arrays[0], *values, out=out),
-               lambda grad, saved, values, outs: fa_backward(grad, saved[0], *values, out=outs[0]))
+               lambda arrays, values, out: fa_forward(arrays[0], *values[:-1], precision=values[-1], out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, saved[0], *values[:-1], precision=values[-1],
+                                                             out=outs[0]))
 
 
-def _gated(name, fa_forward, fa_backward, params=()):
+def _gated(name, fa_forward, fa_backward):
     """act(gate)·up: gate and up broadcast together."""
-    return _Op(name, ("gate", "up"), params,
-               lambda arrays, values, out: fa_forward(*arrays, *values, out=out),
-               lambda grad, saved, values, outs: fa_backward(grad, *saved, *values, out=tuple(outs)))
+    return _Op(name, ("gate", "up"), (),
+               lambda arrays, values, out: fa_forward(*arrays, precision=values[-1], out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, *saved, precision=values[-1], out=tuple(outs)))
 
 
 def _rows(name, fa_forward, fa_backward, shape=None, saves="output"):
     """Along one dimension (softmax, glu): the dim is the parameter."""
     return _Op(name, ("x",), (("dim", "int"),),
-               lambda arrays, values, out: fa_forward(arrays[0], values[0], out=out),
-               lambda grad, saved, values, outs: fa_backward(grad, saved[0], values[0], out=outs[0]),
+               lambda arrays, values, out: fa_forward(arrays[0], values[0], precision=values[1], out=out),
+               lambda grad, saved, values, outs: fa_backward(grad, saved[0], values[0], precision=values[1],
+                                                             out=outs[0]),
                shape=shape, saves=saves)
 
 
@@ -160,14 +162,11 @@ def _glu_shape(tensors, values):
     return shape
 
 
-def _approximate_op(exact, tanh):
-    return lambda approximate: tanh if approximate == "tanh" else exact
-
-
 _OPS = {
     "gelu": _elementwise("gelu", fa.gelu, fa.gelu_backward),
-    "gelu_tanh": _elementwise("gelu_tanh", lambda x, out: fa.gelu(x, "tanh", out=out),
-                              lambda g, x, out: fa.gelu_backward(g, x, "tanh", out=out)),
+    "gelu_tanh": _elementwise("gelu_tanh", lambda x, precision, out: fa.gelu(x, "tanh", precision=precision, out=out),
+                              lambda g, x, precision, out: fa.gelu_backward(g, x, "tanh", precision=precision,
+                                                                            out=out)),
     "silu": _elementwise("silu", fa.silu, fa.silu_backward),
     "relu": _elementwise("relu", fa.relu, fa.relu_backward),
     "sigmoid": _elementwise("sigmoid", fa.sigmoid, fa.sigmoid_backward),
@@ -191,8 +190,10 @@ _OPS = {
     "glu": _rows("glu", fa.glu, fa.glu_backward, shape=_glu_shape, saves="inputs"),
     "swiglu": _gated("swiglu", fa.swiglu, fa.swiglu_backward),
     "geglu": _gated("geglu", fa.geglu, fa.geglu_backward),
-    "geglu_tanh": _gated("geglu_tanh", lambda gate, up, out: fa.geglu(gate, up, "tanh", out=out),
-                         lambda g, gate, up, out: fa.geglu_backward(g, gate, up, "tanh", out=out)),
+    "geglu_tanh": _gated("geglu_tanh",
+                         lambda gate, up, precision, out: fa.geglu(gate, up, "tanh", precision=precision, out=out),
+                         lambda g, gate, up, precision, out: fa.geglu_backward(g, gate, up, "tanh",
+                                                                              precision=precision, out=out)),
 }
 
 _FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into the tensor's memory
@@ -202,7 +203,9 @@ _FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into 
 }
 
 
-def _run(name, key, tensors, values, fallback, inplace=False):
+def _run(name, key, tensors, values, fallback, inplace=False, precision="accurate"):
+    if precision not in ("accurate", "fast"):
+        raise ValueError(f"fastact.torch.{name}: precision must be 'accurate' or 'fast', not {precision!r}")
     for t in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"fastact.torch.{name}: expected a torch.Tensor, not {type(t).__name__} "
@@ -214,95 +217,99 @@ def _run(name, key, tensors, values, fallback, inplace=False):
         if torch.is_grad_enabled() and tensors[0].requires_grad:
             return fallback()  # torch's in-place op keeps autograd's checks on reused memory
         x = _array(tensors[0])
-        _FORWARD_ARRAYS[key](x, *values, out=x)
+        _FORWARD_ARRAYS[key](x, *values, precision=precision, out=x)
         return tensors[0]
-    return _OPS[key].op(*tensors, *values)
+    return _OPS[key].op(*tensors, *values, precision)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, precision="accurate"):
     """torch.nn.functional.gelu, computed by fastact (exact or tanh form)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
     key = "gelu_tanh" if approximate == "tanh" else "gelu"
-    return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate))
+    return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate), precision=precision)
 
 
-def silu(input, inplace=False):
+def silu(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.silu, computed by fastact."""
-    return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace)
+    return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace, precision=precision)
 
 
-def relu(input, inplace=False):
+def relu(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.relu, computed by fastact."""
-    return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace)
+    return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace, precision=precision)
 
 
-def sigmoid(input):
+def sigmoid(input, *, precision="accurate"):
     """torch.sigmoid, computed by fastact."""
-    return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input))
+    return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input), precision=precision)
 
 
-def tanh(input):
+def tanh(input, *, precision="accurate"):
     """torch.tanh, computed by fastact."""
-    return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input))
+    return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input), precision=precision)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, precision="accurate"):
     """torch.nn.functional.softplus, computed by fastact (beta > 0)."""
     return _run("softplus", "softplus", (input,), (float(beta), float(threshold)),
-                lambda: F.softplus(input, beta=beta, threshold=threshold))
+                lambda: F.softplus(input, beta=beta, threshold=threshold), precision=precision)
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, precision="accurate"):
     """torch.nn.functional.logsigmoid, computed by fastact."""
-    return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input))
+    return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input), precision=precision)
 
 
-def mish(input, inplace=False):
+def mish(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.mish, computed by fastact."""
-    return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace)
+    return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace, precision=precision)
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input, alpha=1.0, inplace=False, *, precision="accurate"):
     """torch.nn.functional.elu, computed by fastact."""
-    return _run("elu", "elu", (input,), (float(alpha),), lambda: F.elu(input, alpha, inplace=inplace), inplace)
+    return _run("elu", "elu", (input,), (float(alpha),),
+                lambda: F.elu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
-def selu(input, inplace=False):
+def selu(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.selu, computed by fastact."""
-    return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace)
+    return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace, precision=precision)
 
 
-def celu(input, alpha=1.0, inplace=False):
+def celu(input, alpha=1.0, inplace=False, *, precision="accurate"):
     """torch.nn.functional.celu, computed by fastact (alpha > 0)."""
-    return _run("celu", "celu", (input,), (float(alpha),), lambda: F.celu(input, alpha, inplace=inplace), inplace)
+    return _run("celu", "celu", (input,), (float(alpha),),
+                lambda: F.celu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input, negative_slope=0.01, inplace=False, *, precision="accurate"):
     """torch.nn.functional.leaky_relu, computed by fastact."""
     return _run("leaky_relu", "leaky_relu", (input,), (float(negative_slope),),
-                lambda: F.leaky_relu(input, negative_slope, inplace=inplace), inplace)
+                lambda: F.leaky_relu(input, negative_slope, inplace=inplace), inplace, precision=precision)
 
 
-def relu6(input, inplace=False):
+def relu6(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.relu6, computed by fastact."""
-    return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace)
+    return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace, precision=precision)
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, precision="accurate"):
     """torch.nn.functional.hardtanh, computed by fastact."""
     return _run("hardtanh", "hardtanh", (input,), (float(min_val), float(max_val)),
-                lambda: F.hardtanh(input, min_val, max_val, inplace=inplace), inplace)
+                lambda: F.hardtanh(input, min_val, max_val, inplace=inplace), inplace, precision=precision)
 
 
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.hardsigmoid, computed by fastact."""
-    return _run("hardsigmoid", "hardsigmoid", (input,), (), lambda: F.hardsigmoid(input, inplace=inplace), inplace)
+    return _run("hardsigmoid", "hardsigmoid", (input,), (),
+                lambda: F.hardsigmoid(input, inplace=inplace), inplace, precision=precision)
 
 
-def hardswish(input, inplace=False):
+def hardswish(input, inplace=False, *, precision="accurate"):
     """torch.nn.functional.hardswish, computed by fastact."""
-    return _run("hardswish", "hardswish", (input,), (), lambda: F.hardswish(input, inplace=inplace), inplace)
+    return _run("hardswish", "hardswish", (input,), (),
+                lambda: F.hardswish(input, inplace=inplace), inplace, precision=precision)
 
 
 def _softmax_dim(name, input, dim):
@@ -313,148 +320,169 @@ def _softmax_dim(name, input, dim):
     return int(dim)
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, dtype=None, *, precision="accurate"):
     """torch.nn.functional.softmax along dim, computed by fastact."""
     dim = _softmax_dim("softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
-    return _run("softmax", "softmax", (input,), (dim,), lambda: F.softmax(input, dim))
+    return _run("softmax", "softmax", (input,), (dim,), lambda: F.softmax(input, dim), precision=precision)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, dtype=None, *, precision="accurate"):
     """torch.nn.functional.log_softmax along dim, computed by fastact."""
     dim = _softmax_dim("log_softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
-    return _run("log_softmax", "log_softmax", (input,), (dim,), lambda: F.log_softmax(input, dim))
+    return _run("log_softmax", "log_softmax", (input,), (dim,),
+                lambda: F.log_softmax(input, dim), precision=precision)
 
 
-def glu(input, dim=-1):
+def glu(input, dim=-1, *, precision="accurate"):
     """torch.nn.functional.glu: a·σ(b) of input's two halves along dim, computed by fastact."""
-    return _run("glu", "glu", (input,), (int(dim),), lambda: F.glu(input, dim))
+    return _run("glu", "glu", (input,), (int(dim),), lambda: F.glu(input, dim), precision=precision)
 
 
-def swiglu(gate, up):
+def swiglu(gate, up, *, precision="accurate"):
     """silu(gate)·up in one pass (gate and up broadcast together)."""
-    return _run("swiglu", "swiglu", (gate, up), (), lambda: F.silu(gate) * up)
+    return _run("swiglu", "swiglu", (gate, up), (), lambda: F.silu(gate) * up, precision=precision)
 
 
-def geglu(gate, up, approximate="none"):
+def geglu(gate, up, approximate="none", *, precision="accurate"):
     """gelu(gate, approximate)·up in one pass (gate and up broadcast together)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.geglu: approximate must be 'none' or 'tanh', not {approximate!r}")
     key = "geglu_tanh" if approximate == "tanh" else "geglu"
-    return _run("geglu", key, (gate, up), (), lambda: F.gelu(gate, approximate=approximate) * up)
+    return _run("geglu", key, (gate, up), (), lambda: F.gelu(gate, approximate=approximate) * up, precision=precision)
 
 
 # ---- modules: torch's own classes, with forward computed by fastact --------
 
-class GELU(torch.nn.GELU):
+class _Tier:
+    """precision="accurate" (default) or "fast": fastact's tier, after torch's own arguments."""
+    precision = "accurate"
+
+    def __init__(self, *args, precision="accurate", **kwargs):
+        super().__init__(*args, **kwargs)
+        if precision not in ("accurate", "fast"):
+            raise ValueError(f"fastact.torch.{type(self).__name__}: precision must be 'accurate' or 'fast', "
+                             f"not {precision!r}")
+        self.precision = precision
+
+    def extra_repr(self):
+        base = super().extra_repr()
+        return base if self.precision == "accurate" else ", ".join(filter(None, (base, "precision='fast'")))
+
+
+class GELU(_Tier, torch.nn.GELU):
     def forward(self, input):
-        return gelu(input, approximate=self.approximate)
+        return gelu(input, approximate=self.approximate, precision=self.precision)
 
 
-class SiLU(torch.nn.SiLU):
+class SiLU(_Tier, torch.nn.SiLU):
     def forward(self, input):
-        return silu(input, inplace=self.inplace)
+        return silu(input, inplace=self.inplace, precision=self.precision)
 
 
-class ReLU(torch.nn.ReLU):
+class ReLU(_Tier, torch.nn.ReLU):
     def forward(self, input):
-        return relu(input, inplace=self.inplace)
+        return relu(input, inplace=self.inplace, precision=self.precision)
 
 
-class Sigmoid(torch.nn.Sigmoid):
+class Sigmoid(_Tier, torch.nn.Sigmoid):
     def forward(self, input):
-        return sigmoid(input)
+        return sigmoid(input, precision=self.precision)
 
 
-class Tanh(torch.nn.Tanh):
+class Tanh(_Tier, torch.nn.Tanh):
     def forward(self, input):
-        return tanh(input)
+        return tanh(input, precision=self.precision)
 
 
-class Softplus(torch.nn.Softplus):
+class Softplus(_Tier, torch.nn.Softplus):
     def forward(self, input):
-        return softplus(input, self.beta, self.threshold)
+        return softplus(input, self.beta, self.threshold, precision=self.precision)
 
 
-class LogSigmoid(torch.nn.LogSigmoid):
+class LogSigmoid(_Tier, torch.nn.LogSigmoid):
     def forward(self, input):
-        return logsigmoid(input)
+        return logsigmoid(input, precision=self.precision)
 
 
-class Mish(torch.nn.Mish):
+class Mish(_Tier, torch.nn.Mish):
     def forward(self, input):
-        return mish(input, inplace=self.inplace)
+        return mish(input, inplace=self.inplace, precision=self.precision)
 
 
-class ELU(torch.nn.ELU):
+class ELU(_Tier, torch.nn.ELU):
     def forward(self, input):
-        return elu(input, self.alpha, inplace=self.inplace)
+        return elu(input, self.alpha, inplace=self.inplace, precision=self.precision)
 
 
-class SELU(torch.nn.SELU):
+class SELU(_Tier, torch.nn.SELU):
     def forward(self, input):
-        return selu(input, inplace=self.inplace)
+        return selu(input, inplace=self.inplace, precision=self.precision)
 
 
-class CELU(torch.nn.CELU):
+class CELU(_Tier, torch.nn.CELU):
     def forward(self, input):
-        return celu(input, self.alpha, inplace=self.inplace)
+        return celu(input, self.alpha, inplace=self.inplace, precision=self.precision)
 
 
-class LeakyReLU(torch.nn.LeakyReLU):
+class LeakyReLU(_Tier, torch.nn.LeakyReLU):
     def forward(self, input):
-        return leaky_relu(input, self.negative_slope, inplace=self.inplace)
+        return leaky_relu(input, self.negative_slope, inplace=self.inplace, precision=self.precision)
 
 
-class ReLU6(torch.nn.ReLU6):
+class ReLU6(_Tier, torch.nn.ReLU6):
     def forward(self, input):
-        return relu6(input, inplace=self.inplace)
+        return relu6(input, inplace=self.inplace, precision=self.precision)
 
 
-class Hardtanh(torch.nn.Hardtanh):
+class Hardtanh(_Tier, torch.nn.Hardtanh):
     def forward(self, input):
-        return hardtanh(input, self.min_val, self.max_val, inplace=self.inplace)
+        return hardtanh(input, self.min_val, self.max_val, inplace=self.inplace, precision=self.precision)
 
 
-class Hardsigmoid(torch.nn.Hardsigmoid):
+class Hardsigmoid(_Tier, torch.nn.Hardsigmoid):
     def forward(self, input):
-        return hardsigmoid(input, inplace=self.inplace)
+        return hardsigmoid(input, inplace=self.inplace, precision=self.precision)
 
 
-class Hardswish(torch.nn.Hardswish):
+class Hardswish(_Tier, torch.nn.Hardswish):
     def forward(self, input):
-        return hardswish(input, inplace=self.inplace)
+        return hardswish(input, inplace=self.inplace, precision=self.precision)
 
 
-class Softmax(torch.nn.Softmax):
+class Softmax(_Tier, torch.nn.Softmax):
     def forward(self, input):
-        return softmax(input, self.dim)
+        return softmax(input, self.dim, precision=self.precision)
 
 
-class LogSoftmax(torch.nn.LogSoftmax):
+class LogSoftmax(_Tier, torch.nn.LogSoftmax):
     def forward(self, input):
-        return log_softmax(input, self.dim)
+        return log_softmax(input, self.dim, precision=self.precision)
 
 
-class GLU(torch.nn.GLU):
+class GLU(_Tier, torch.nn.GLU):
     def forward(self, input):
-        return glu(input, self.dim)
+        return glu(input, self.dim, precision=self.precision)
 
 
-# torch's class -> fastact's (ReLU6 before Hardtanh: it is a subclass of it)
-_DROP_INS = {base: cls for cls in (GELU, SiLU, ReLU, Sigmoid, Tanh, Softplus, LogSigmoid, Mish, ELU, SELU, CELU,
-                                   LeakyReLU, ReLU6, Hardtanh, Hardsigmoid, Hardswish, Softmax, LogSoftmax, GLU)
-             for base in cls.__bases__}
+# torch's class -> fastact's (looked up by exact type: torch's ReLU6 is a Hardtanh too)
+_DROP_INS = {cls.__bases__[-1]: cls for cls in (GELU, SiLU, ReLU, Sigmoid, Tanh, Softplus, LogSigmoid, Mish, ELU,
+                                                 SELU, CELU, LeakyReLU, ReLU6, Hardtanh, Hardsigmoid, Hardswish,
+                                                 Softmax, LogSoftmax, GLU)}
 
 
-def replace_activations(model):
+def replace_activations(model, *, precision="accurate"):
     """Swap torch's activation modules inside model for fastact's, in place,
-    keeping their settings, hooks and training mode. Returns {qualified name:
-    torch class name} of what was swapped. Only exact torch classes are
-    swapped (not subclasses of them), and model itself is left as it is."""
+    keeping their settings, hooks and training mode, in fastact's `precision`
+    tier. Returns {qualified name: torch class name} of what was swapped.
+    Only exact torch classes are swapped (not subclasses of them), and model
+    itself is left as it is."""
+    if precision not in ("accurate", "fast"):
+        raise ValueError(f"fastact.torch.replace_activations: precision must be 'accurate' or 'fast', "
+                         f"not {precision!r}")
     swapped = {}
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
@@ -463,6 +491,7 @@ def replace_activations(model):
                 continue
             replacement = drop_in.__new__(drop_in)
             replacement.__dict__.update(child.__dict__)
+            replacement.precision = precision
             setattr(parent, child_name, replacement)
             swapped[f"{parent_name}.{child_name}" if parent_name else child_name] = type(child).__name__
     return swapped
