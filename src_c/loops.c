@@ -143,7 +143,7 @@ typedef struct {
     /* 16-bit types: */
     fa_kernel wide;       /* the float64 accurate kernel, for ties (fix_ties) */
     uint32_t window;      /* float32 ULPs either side of a tie recomputed with it (see fix_ties) */
-    const struct fa_tie_side_ *tie_sides; /* per output: how the float64 kernel's own ties are decided */
+    const struct fa_tie_side_ *tie_sides; /* how the float64 kernel's own ties are decided (FA_MAX_TIE_RULES) */
     const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
@@ -302,37 +302,66 @@ enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
 /* The float64 result can itself be exactly a 16-bit tie when the term that
  * decides it is below float64's precision: gelu(x) = x/2 + x^2/sqrt(2 pi) +
  * ..., and for bfloat16's inputs below 2^-125 whose half is a tie, x^2 is
- * 2^-125 of x/2; silu'(x) g = g/2 + g x/2 + ... for a subnormal g and any
- * x below 2^-53. Each such output is t + d near arg = 0, with t a plain
- * multiple of the inputs and d of known sign (_manifest.TieSide): where the
- * float64 value is exactly t and a tie, it is moved one step to d's side,
- * and rounds to that side. t + d is never exactly a tie there: d is not a
- * short binary fraction of t's scale. Below 2^-30 the first term of d
- * dominates the rest by far. */
+ * 2^-125 of x/2; silu'(x) g = g/2 + g x/2 + ... for a subnormal g and any x
+ * below 2^-53; swiglu(74, 7) = 7 silu(74) is 518 less 518 e^-74. Each such
+ * output is t + d in a region of its argument, t a plain multiple of the
+ * inputs and d of known sign (_manifest.TieSide): where the float64 value
+ * is exactly t and t is a tie, it is moved one step to d's side, and rounds
+ * to that side. t + d is never itself a tie there: d is no short binary
+ * fraction of t's scale. */
 typedef struct fa_tie_side_ {
     signed char sign; /* 0: no rule */
     signed char arg;
-    unsigned char times; /* bit k: input k's sign multiplies d's */
-    signed char param;   /* -1: none */
-    unsigned char negative_only;
+    unsigned char times;   /* bit k: input k's sign multiplies d's */
+    unsigned char leading; /* bit k: input k is a factor of t */
+    signed char param;     /* -1: none */
+    unsigned char flags;   /* FA_TIE_* */
+    unsigned char region;  /* FA_REGION_* */
+    unsigned char output;
+    double coefficient;    /* of t */
 } fa_tie_side;
-static const fa_tie_side tie_sides[FA_N_OPS][FA_N_DIRECTIONS][FA_MAX_OUTPUTS] = FA_OP_TIE_SIDES_INIT;
+enum { FA_TIE_PARAM_IN_T = 1, FA_TIE_SCALED_ARG = 2, FA_TIE_NEGATIVE_ONLY = 4 };
+enum { FA_REGION_ZERO, FA_REGION_POSITIVE, FA_REGION_NEGATIVE };
+static const fa_tie_side tie_sides[FA_N_OPS][FA_N_DIRECTIONS][FA_MAX_TIE_RULES] = FA_OP_TIE_SIDES_INIT;
 
 static double sign_of(double v) {
     return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; /* NaN: 0, no rule */
 }
-static void decide_float64_ties(const fa_job *job, const fa_tie_side *rule, double *const *in, double *out,
-                                int count) {
-    for (int t = 0; t < count; t++) {
-        double arg = in[rule->arg][t], side = rule->sign;
-        for (int k = 0; k < job->nin; k++)
-            if (rule->times >> k & 1) side *= sign_of(in[k][t]);
-        if (rule->param >= 0) side *= sign_of(job->wide_params[rule->param]);
-        float f = (float)out[t];
-        if (arg == 0 || !(fabs(arg) < 0x1p-30) || (rule->negative_only && arg > 0) || side == 0 ||
-            (double)f != out[t] || !job->dtype->half->is_tie(f))
-            continue;
-        out[t] = nextafter(out[t], side > 0 ? INFINITY : -INFINITY);
+static int in_region(const fa_tie_side *rule, double arg, double param) {
+    switch (rule->region) {
+    case FA_REGION_ZERO: {
+        /* d's first term dominates the rest by far below 2^-10 */
+        double v = rule->flags & FA_TIE_SCALED_ARG ? arg * param : arg;
+        return v != 0 && fabs(v) < 0x1p-10 && !(rule->flags & FA_TIE_NEGATIVE_ONLY && !(arg < 0));
+    }
+    case FA_REGION_POSITIVE: return arg > 8;
+    default: return arg < 0;
+    }
+}
+/* t, where it is exact in float64 (else NaN: the rule does not apply) */
+static double leading_term(const fa_tie_side *rule, int nin, double *const *in, int t, double param) {
+    double lead = rule->coefficient;
+    for (int k = 0; k < nin; k++)
+        if (rule->leading >> k & 1) lead *= in[k][t]; /* 16-bit values, a power of two: exact */
+    if (!(rule->flags & FA_TIE_PARAM_IN_T)) return lead;
+    double product = lead * param;
+    return fma(lead, param, -product) == 0 ? product : NAN;
+}
+static void decide_float64_ties(const fa_job *job, int output, double *const *in, double *out, int count) {
+    for (int r = 0; r < FA_MAX_TIE_RULES; r++) {
+        const fa_tie_side *rule = &job->tie_sides[r];
+        if (!rule->sign || rule->output != output) continue;
+        double param = rule->param >= 0 ? job->wide_params[rule->param] : 1.0;
+        for (int t = 0; t < count; t++) {
+            float f = (float)out[t];
+            if (!in_region(rule, in[rule->arg][t], param) || out[t] != leading_term(rule, job->nin, in, t, param) ||
+                (double)f != out[t] || !job->dtype->half->is_tie(f))
+                continue;
+            double side = rule->sign * sign_of(param);
+            for (int k = 0; k < job->nin; k++)
+                if (rule->times >> k & 1) side *= sign_of(in[k][t]);
+            if (side != 0) out[t] = nextafter(out[t], side > 0 ? INFINITY : -INFINITY);
+        }
     }
 }
 typedef struct {
@@ -351,8 +380,8 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     job->wide(in_at, out_at, ties->count, job->wide_params);
     double *in_rows[FA_MAX_INPUTS];
     for (int k = 0; k < job->nin; k++) in_rows[k] = ties->in[k];
-    for (int o = 0; o < nout; o++)
-        if (job->tie_sides[o].sign) decide_float64_ties(job, &job->tie_sides[o], in_rows, ties->out[o], ties->count);
+    if (job->tie_sides[0].sign)
+        for (int o = 0; o < nout; o++) decide_float64_ties(job, o, in_rows, ties->out[o], ties->count);
     for (int t = 0; t < ties->count; t++)
         for (int o = 0; o < nout; o++)
             if (ties->tied_outputs[t] >> o & 1) out16[o][ties->where[t]] = job->dtype->half->from_double(ties->out[o][t]);

@@ -3,7 +3,9 @@
 Near 0, gelu(x) = x/2 + x²/√(2π) and silu'(x)·g = g/2 + g·x/2: for bfloat16,
 whose subnormals reach 2^-133, the second term can be far below float64's
 precision, so the float64 recompute of a tie (loops.c) lands exactly on it
-and rounding to even picks a side at random. The manifest's TieSide rules
+and rounding to even picks a side at random. So do swiglu(74, 7) =
+7·silu(74), 518 less 518·e^-74, and elu(-100, alpha) = -alpha + alpha·e^-100
+where alpha is itself a tie. The manifest's TieSide rules
 say which side the true value is on; here every output is checked against
 mpmath on grids of tiny arguments and of odd multiples of the smallest
 subnormal (whose halves and quarters may be ties), on every kernel set.
@@ -63,7 +65,12 @@ ELEMENTWISE["elu"] = (lambda x, alpha: x if x > 0 else alpha * mp.expm1(x),
                       lambda x, alpha: 1 if x > 0 else alpha * mp.exp(x))
 ELEMENTWISE["celu"] = (lambda x, alpha: x if x > 0 else alpha * mp.expm1(x / alpha),
                        lambda x, alpha: 1 if x > 0 else mp.exp(x / alpha))
-PARAMS = {"softplus": [(1.0, 20.0), (0.5, 20.0)], "elu": [(1.0,), (0.75,), (-0.5,)], "celu": [(1.0,), (0.75,)]}
+# alpha = 1 + 3·2^-8 and 1 + 2^-11 are themselves ties of bfloat16 and float16:
+# where e^x vanishes, -alpha + alpha·e^x is one too; beta = 2^-70 puts
+# softplus' expansion in beta·x at x = 1
+PARAMS = {"softplus": [(1.0, 20.0), (0.5, 20.0), (2.0**-70, 20.0)],
+          "elu": [(1.0,), (0.75,), (-0.5,), (1.01171875,), (1 + 2.0**-11,)],
+          "celu": [(1.0,), (0.75,), (1.01171875,), (1 + 2.0**-11,)]}
 GATED = {"swiglu": "silu", "geglu": "gelu", "geglu_tanh": "gelu_tanh"}
 BIAS = {"bias_gelu": "gelu", "bias_gelu_tanh": "gelu_tanh", "bias_silu": "silu"}
 
@@ -85,8 +92,20 @@ def representable(values, dtype):
 def tiny(half):
     """Arguments where the deciding term is below float64's precision, and some above."""
     dtype, smallest, normal = TYPES[half]
-    return representable([smallest, 3 * smallest, normal, 1.5 * normal, 2.0**-100, 2.0**-60,
-                          2.0**-40, 2.0**-31, 2.0**-20, 2.0**-14], dtype)
+    return representable([smallest, 3 * smallest, normal, 1.5 * normal, 2.0**-100, 2.0**-60, 2.0**-40,
+                          2.0**-31, 2.0**-29, 2.0**-27, 2.0**-26, 2.0**-24, 2.0**-20, 2.0**-14], dtype)
+
+
+def saturating(half):
+    """Arguments where e^x vanishes below float64's precision, some ordinary ones, and 1."""
+    return representable([-100.0, -60.0, -40.0, -8.5, 1.0, 3.0], TYPES[half][0])
+
+
+def large_gates(half, activation):
+    """Gates where act(gate) is gate less a part float64 loses (e^-gate for silu; for
+    gelu, kept where mpmath at 120 digits still sees it), and some where it does not."""
+    gates = [9.25, 37.0, 40.0, 74.0, 100.0] if activation == "silu" else [9.25, 10.5, 12.5]
+    return representable(gates, TYPES[half][0])
 
 
 def subnormals(half):
@@ -98,7 +117,7 @@ def subnormals(half):
 def scales(half):
     """Values whose products with the tiny ones fall between subnormals."""
     dtype, _, _ = TYPES[half]
-    return representable([k * 2.0**e for k in (1, 3, 5, 127) for e in (0, -7, -20)], dtype)
+    return representable([k * 2.0**e for k in (1, 3, 5, 7, 29, 127) for e in (0, -7, -20)], dtype)
 
 
 def grid(*axes):
@@ -115,15 +134,17 @@ def cases(name, half):
     if name in ELEMENTWISE:
         value, derivative = ELEMENTWISE[name]
         for params in PARAMS.get(name, [()]):
-            found.append(("fwd", [every_tiny], params, [lambda x, p=params: (value(x, *p[:1]),)]))
-            g, x = grid(g_values, tiny(half))
+            x_values = np.concatenate([every_tiny, saturating(half)]) if params else every_tiny
+            if not (name == "softplus" and params[0] < 1e-10):   # forward: ln 2/beta overflows
+                found.append(("fwd", [x_values], params, [lambda x, p=params: (value(x, *p[:1]),)]))
+            g, x = grid(g_values, np.concatenate([tiny(half), saturating(half)]) if params else tiny(half))
             found.append(("bwd", [g, x], params, [lambda g, x, p=params: (g * derivative(x, *p[:1]),)]))
     elif name in GATED:
         act, act_grad = ACTIVATIONS[GATED[name]]
-        gate, up = grid(every_tiny, scales(half))
+        gate, up = grid(np.concatenate([every_tiny, large_gates(half, GATED[name])]), scales(half))
         found.append(("fwd", [gate, up], (), [lambda gate, up: (act(gate) * up,)]))
-        g, gate, up = grid(representable([1.0, 3.0, TYPES[half][1], 3 * TYPES[half][1]], dtype), tiny(half),
-                           scales(half))
+        g, gate, up = grid(representable([1.0, 3.0, 7.0, 9.0, TYPES[half][1], 3 * TYPES[half][1]], dtype),
+                           np.concatenate([tiny(half), large_gates(half, GATED[name])]), scales(half))
         found.append(("bwd", [g, gate, up], (), [lambda g, gate, up: (g * up * act_grad(gate), g * act(gate))]))
     elif name in BIAS:
         act, act_grad = ACTIVATIONS[BIAS[name]]

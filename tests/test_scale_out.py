@@ -34,8 +34,10 @@ def test_local_cluster_of_two_processes():
     the one thread per task Dask's workers ask of native libraries
     (OMP_NUM_THREADS=1), however many tasks a worker runs at once."""
     distributed = pytest.importorskip("distributed")
+    import dask
     x = data()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
+    # Dask's default for its workers (distributed.nanny.pre-spawn-environ), set here explicitly
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.OMP_NUM_THREADS": 1}), distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
         chunks = da.from_array(x, chunks=(125, 512))
         got = client.compute(fa.silu(chunks)).result()

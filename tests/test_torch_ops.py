@@ -229,3 +229,48 @@ def test_fast_tier_through_functions_modules_and_replace():
         fat.silu(x, precision="fastest")
     with pytest.raises(ValueError, match="fastact.torch.GELU: precision must be"):
         fat.GELU(precision="fastest")
+
+
+def test_in_place_keeps_autograds_checks():
+    """Overwriting a tensor another op saved for backward is an error, as in torch."""
+    w = torch.ones(3, requires_grad=True)
+    x = torch.tensor([-1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    fat.relu(x, inplace=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        fat.relu(leaf, inplace=True)   # torch's own in-place op decides
+    expanded = torch.zeros(1).expand(4)
+    with pytest.raises(RuntimeError):
+        fat.relu(expanded, inplace=True)   # one element behind four: torch refuses it too
+
+
+def test_gated_mixed_dtypes_promote_as_torch():
+    gate = away_from((), (3, 4), torch.float32, 1).requires_grad_()
+    up = away_from((), (4,), torch.float64, 2).requires_grad_()
+    y = fat.swiglu(gate, up)
+    assert y.dtype == torch.float64 == (F.silu(gate) * up).dtype
+    dgate, dup = torch.autograd.grad(y.sum(), (gate, up))
+    assert (dgate.dtype, dup.dtype, dup.shape) == (torch.float32, torch.float64, up.shape)
+    want = torch.autograd.grad((F.silu(gate) * up).sum(), (gate, up))
+    torch.testing.assert_close(dgate, want[0], rtol=2e-6, atol=1e-6)
+    # fastact computes silu(gate) in the promoted float64, torch in float32
+    torch.testing.assert_close(dup, want[1], rtol=1e-6, atol=1e-7)
+
+
+def test_compiled_gradients_and_fallback_under_compile():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), fat.GELU(), torch.nn.Linear(16, 4))
+    x = torch.randn(5, 8)
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    compiled(x).square().sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).square().sum().backward()
+    for g, w in zip(got, (p.grad for p in model.parameters())):
+        torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-7)
+    # torch's own op where fastact does not compute (integers), no graph break for the warning
+    fat._warned.clear()
+    relu = torch.compile(fat.relu, fullgraph=True, backend="aot_eager")
+    assert relu(torch.arange(-2, 3)).tolist() == [0, 0, 0, 1, 2]

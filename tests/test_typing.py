@@ -16,8 +16,8 @@ import fastact as fa
 STUB = pathlib.Path(fa.__file__).with_name("__init__.pyi")
 
 
-def stub_functions():
-    """name -> the last overload's (parameter names and kinds, defaults) in the stub."""
+def stub_overloads():
+    """name -> every overload's (parameter names and kinds, defaults) in the stub."""
     tree = ast.parse(STUB.read_text())
     found = {}
     for node in tree.body:
@@ -28,7 +28,7 @@ def stub_functions():
                 params.append((a.kwarg.arg, "var_keyword"))
             defaults = [ast.literal_eval(d) if not (isinstance(d, ast.Constant) and d.value is Ellipsis) else ...
                         for d in a.defaults]
-            found[node.name] = (params, defaults)
+            found.setdefault(node.name, []).append((params, defaults))
     return found
 
 
@@ -48,12 +48,15 @@ def test_package_is_typed():
 
 @pytest.mark.parametrize("name", [n for n in fa.__all__ if callable(getattr(fa, n)) and n != "ufuncs"])
 def test_stub_matches_the_function(name):
-    stubs = stub_functions()
+    stubs = stub_overloads()
     assert name in stubs, f"{name} is not in __init__.pyi (python tools/gen_manifest.py)"
     if name in ("available_isas", "isa", "set_isa", "get_num_threads", "set_num_threads"):
-        assert [p for p, _ in stubs[name][0]] == list(inspect.signature(getattr(fa, name)).parameters)
+        assert [p for p, _ in stubs[name][0][0]] == list(inspect.signature(getattr(fa, name)).parameters)
         return
-    assert stubs[name] == runtime(getattr(fa, name))
+    params, defaults = runtime(getattr(fa, name))
+    for overload_params, overload_defaults in stubs[name]:   # every overload: the same parameters
+        assert overload_params == params
+        assert overload_defaults == defaults
 
 
 def test_a_type_checker_reads_the_stubs(tmp_path):

@@ -57,11 +57,17 @@ def c_header(m):
     defaults = ", ".join(f"[FA_{upper[op.name]}] = {{{', '.join(repr(float(p.default)) for p in op.params)}}}"
                          for op in m.OPS if op.params)
     max_params = max(1, max(len(op.params) for op in m.OPS))  # an array length
+    regions = {"zero": 0, "positive": 1, "negative": 2}
+
     def tie_side(rule):
-        times = sum(1 << k for k in rule.times)
-        return f"{{{rule.sign}, {rule.arg}, {times:#x}, {rule.param}, {int(rule.negative_only)}}}"
+        times, leading = (sum(1 << k for k in ks) for ks in (rule.times, rule.leading))
+        flags = rule.param_in_leading | rule.scaled_by_param << 1 | rule.negative_only << 2
+        return (f"{{{rule.sign}, {rule.arg}, {times:#x}, {leading:#x}, {rule.param}, {flags}, "
+                f"{regions[rule.region]}, {rule.output}, {rule.coefficient!r}}}")
+
     def tie_sides_of(rules):
         return "{" + (", ".join(map(tie_side, rules)) or "{0}") + "}"  # no empty braces before C23
+    max_rules = max(len(r) for op in m.OPS for r in (op.forward_tie_sides, op.backward_tie_sides))
     tie_sides = ", ".join(
         f"[FA_{upper[op.name]}] = {{{tie_sides_of(op.forward_tie_sides)}, {tie_sides_of(op.backward_tie_sides)}}}"
         for op in m.OPS if op.forward_tie_sides or op.backward_tie_sides)
@@ -111,9 +117,11 @@ def c_header(m):
         f"#define FA_OP_NPARAMS_INIT {{{nparams}}}",
         "/* their defaults, as the public functions have them (tests and self-tests) */",
         f"#define FA_OP_DEFAULT_PARAMS_INIT {{{defaults}}}",
-        "/* per direction and output, how a 16-bit tie of the float64 result is decided:",
-        " * {sign, arg, inputs whose signs multiply (bits), param or -1, arg < 0 only};",
-        " * sign 0: no rule (see _manifest.TieSide) */",
+        "/* per direction, how a 16-bit tie of the float64 result is decided (_manifest.TieSide):",
+        " * {sign, arg, inputs whose signs multiply (bits), t's inputs (bits), param or -1,",
+        " *  flags (1 param in t, 2 arg scaled by param, 4 arg < 0 only), region (0 zero,",
+        " *  1 positive, 2 negative), output, t's coefficient}; sign 0: no rule */",
+        f"#define FA_MAX_TIE_RULES {max_rules}",
         f"#define FA_OP_TIE_SIDES_INIT {{{tie_sides}}}",
         "/* estimated ns per element on one AVX2 core, per kernel dtype (f32, f64) */",
         f"#define FA_OP_NS_PER_ELEMENT_INIT {{{threads}}}",

@@ -40,6 +40,7 @@ def on_tensors(name, function, args, out, kwargs):
     arrays = tuple(convert(a) for a in args)
     out_arrays = tuple(convert(o) for o in out) if isinstance(out, tuple) else convert(out)
     result = function(*arrays, out=out_arrays, **kwargs)
-    if out is not None:
-        return out
-    return tuple(_to_tensor(r) for r in result) if isinstance(result, tuple) else _to_tensor(result)
+    if isinstance(result, tuple):  # an output given (tensor or array) is returned as itself
+        given = out if isinstance(out, tuple) else (None,) * len(result)
+        return tuple(_to_tensor(r) if o is None else o for o, r in zip(given, result))
+    return _to_tensor(result) if out is None else out

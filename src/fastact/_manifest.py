@@ -55,28 +55,49 @@ class Form:
 
 @dataclass(frozen=True)
 class TieSide:
-    """Where an output is a tie of a 16-bit type that even float64 cannot
-    decide. Near arg = 0 the output is t + d: t a plain multiple of the inputs
-    (x/2, grad_output/2, up·gate/2), d a term of known sign (x²/6, g·x/4)
-    that float64 loses when |arg| is tiny (bfloat16 reaches 2^-133). Where
-    float64 gives exactly t and t is a tie, the true value lies on d's side:
-    sign · the signs of inputs `times` · the sign of parameter `param`.
-    Indices are the direction's inputs (forward: inputs; backward:
-    backward_inputs) and the op's params."""
+    """A 16-bit tie that even float64 cannot decide. In a region of its
+    argument an output is t + d: t = coefficient · the product of inputs
+    `leading` (· parameter `param` too, if param_in_leading): x/2,
+    grad_output/2, up·gate, -alpha; d a term of known sign (x²/6, g·x/4,
+    -up·gate·e^-gate) that float64 can lose (bfloat16's inputs reach
+    2^-133). Where the float64 result is exactly t and t is a tie, the true
+    value lies on d's side: sign · the signs of inputs `times` · the sign of
+    parameter `param`. Indices are the direction's inputs (forward: inputs;
+    backward: backward_inputs), its outputs and the op's params.
+
+    region "zero": 0 < |arg| < 2^-10 (|arg · param| if scaled_by_param, as
+    softplus' beta·x; arg < 0 only if negative_only); "positive": arg > 8;
+    "negative": arg < 0."""
     arg: int                          # the input the output is expanded in
+    leading: Tuple[int, ...] = (0,)   # t's inputs
+    coefficient: float = 0.5
     times: Tuple[int, ...] = ()       # inputs whose signs multiply d's
     sign: int = 1
     param: int = -1                   # a parameter whose sign multiplies d's; -1: none
-    negative_only: bool = False       # the expansion holds for arg < 0 only (ELU)
+    param_in_leading: bool = False    # t has the parameter as a factor too (elu: alpha·x)
+    scaled_by_param: bool = False     # the expansion is in arg · param (softplus: beta·x)
+    negative_only: bool = False       # region "zero" holds for arg < 0 only (elu)
+    region: str = "zero"
+    output: int = 0
 
 
-# t + d for the x·g(x) family (g(0) = 1/2, g'(0) > 0): x/2 + c·x², and its
-# derivative grad_output·(1/2 + 2c·x)
+# the x·g(x) family (g(0) = 1/2, g'(0) > 0): x/2 + c·x², and its derivative
+# grad_output·(1/2 + 2c·x)
 _HALF_X_FORWARD = (TieSide(arg=0),)
 _HALF_X_BACKWARD = (TieSide(arg=1, times=(0, 1)),)
-# act(gate)·up with act from that family, and its (grad_gate, grad_up)
-_GATED_FORWARD = (TieSide(arg=0, times=(1,)),)
-_GATED_BACKWARD = (TieSide(arg=1, times=(0, 1, 2)), TieSide(arg=1, times=(0,)))
+# act(gate)·up with act from that family: near 0, up·gate/2 + up·c·gate²; for
+# large gate, up·gate minus a little (act(x) < x); its (grad_gate, grad_up):
+# near 0 g·up/2 + g·up·2c·gate and g·gate/2 + g·c·gate², for large gate
+# g·up plus a little (act'(x) > 1 there) and g·gate minus a little
+_GATED_FORWARD = (TieSide(arg=0, leading=(0, 1), times=(1,)),
+                  TieSide(arg=0, leading=(0, 1), coefficient=1.0, times=(1,), sign=-1, region="positive"))
+_GATED_BACKWARD = (TieSide(arg=1, leading=(0, 2), times=(0, 1, 2)),
+                   TieSide(arg=1, leading=(0, 2), coefficient=1.0, times=(0, 2), region="positive"),
+                   TieSide(arg=1, leading=(0, 1), times=(0,), output=1),
+                   TieSide(arg=1, leading=(0, 1), coefficient=1.0, times=(0,), sign=-1, region="positive",
+                           output=1))
+# -alpha + alpha·e^x (elu; celu's e^(x/alpha)): saturation where alpha is itself a tie
+_SATURATION = TieSide(arg=0, leading=(), coefficient=-1.0, param=0, param_in_leading=True, region="negative")
 
 
 @dataclass(frozen=True)
@@ -173,7 +194,7 @@ OPS = (
        algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),
        torch=("F.silu(x)", "aten.silu_backward(g, x)")),
     Op("sigmoid",
-       backward_tie_sides=(TieSide(arg=1, times=(0,), sign=-1),),  # g·(1/4 - x²/16)
+       backward_tie_sides=(TieSide(arg=1, coefficient=0.25, times=(0,), sign=-1),),  # g·(1/4 - x²/16)
        doc="σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at "
            "0, NaN gives NaN.",
        backward_doc="grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.",
@@ -194,7 +215,7 @@ OPS = (
        limits=(-1.0, 0.0, 1.0, 0.0, 0.0),
        torch=("torch.tanh(x)", "aten.tanh_backward(g, torch.tanh(x))")),
     Op("softplus",
-       backward_tie_sides=(TieSide(arg=1, times=(0, 1), param=0),),  # g·(1/2 + beta·x/4)
+       backward_tie_sides=(TieSide(arg=1, times=(0, 1), param=0, scaled_by_param=True),),  # g·(1/2 + beta·x/4)
        doc="log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). "
            "+0.0 at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output·σ(beta·x), and grad_output where beta·x > threshold.",
@@ -219,8 +240,10 @@ OPS = (
        torch=("F.mish(x)", "aten.mish_backward(g, x)")),
     Op("elu",
        # alpha·(x + x²/2) and g·alpha·(1 + x) for x < 0
-       forward_tie_sides=(TieSide(arg=0, param=0, negative_only=True),),
-       backward_tie_sides=(TieSide(arg=1, times=(0, 1), param=0, negative_only=True),),
+       forward_tie_sides=(TieSide(arg=0, coefficient=1.0, param=0, param_in_leading=True, negative_only=True),
+                          _SATURATION),
+       backward_tie_sides=(TieSide(arg=1, coefficient=1.0, times=(0, 1), param=0, param_in_leading=True,
+                                   negative_only=True),),
        doc="x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, "
            "elu(-0.0) = -0.0, NaN gives NaN.",
        backward_doc="grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's "
@@ -239,6 +262,7 @@ OPS = (
        torch=("F.selu(x)", "aten.elu_backward(g, 1.6732632423543772848170429916717, "
                             "1.0507009873554804934193349852946, 1.0, False, x)")),
     Op("celu",
+       forward_tie_sides=(_SATURATION,),  # -alpha + alpha·e^(x/alpha)
        doc="x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). "
            "-alpha at -inf, +inf at +inf, NaN gives NaN.",
        backward_doc="grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).",
@@ -345,7 +369,8 @@ OPS = (
     Op("glu",
        # a·(1/2 + b/4); (g·(1/2 + b/4), g·a·(1/4 - b²/16))
        forward_tie_sides=(TieSide(arg=1, times=(0, 1)),),
-       backward_tie_sides=(TieSide(arg=2, times=(0, 2)), TieSide(arg=2, times=(0, 1), sign=-1)),
+       backward_tie_sides=(TieSide(arg=2, times=(0, 2)),
+                           TieSide(arg=2, leading=(0, 1), coefficient=0.25, times=(0, 1), sign=-1, output=1)),
        doc="a·σ(b): the gated linear unit of the two halves a, b of glu's input "
            "(fastact.glu splits along an axis; this ufunc takes the halves)." + _GATED_SUBNORMAL,
        backward_doc="(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).",

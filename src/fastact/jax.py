@@ -8,8 +8,11 @@ Each function runs fastact on the host through jax.pure_callback (CPU
 arrays; on an accelerator JAX copies them to the host and back), and its
 gradient is fastact's backward kernel (jax.custom_vjp). Elementwise, so
 vmap batches a whole array into one call. float32, float64, float16 and
-bfloat16. Second derivatives are not implemented. JAX is an optional
-dependency, not installed with fastact.
+bfloat16 (integers and Python numbers become JAX's default float; mixed
+operands promote as in jnp). Parameters (alpha, beta, negative_slope, ...)
+are Python numbers, fixed when traced, not traced arrays. Second
+derivatives are not implemented. JAX is an optional dependency, not
+installed with fastact.
 """
 import functools
 
@@ -54,9 +57,16 @@ def _activation(name, forward, backward, nin=1, **params):
     apply.defvjp(apply_forward, apply_backward)
 
     def call(*arrays):
+        jnp = jax.numpy
+        arrays = [jnp.asarray(a) for a in arrays]
+        # one floating dtype for all, as NumPy would promote them (integers as for np.exp)
+        dtype = jnp.result_type(*arrays)
+        if not jnp.issubdtype(dtype, jnp.floating):
+            dtype = jnp.result_type(float)
+        arrays = [a.astype(dtype) for a in arrays]
         if nin > 1:  # one shape for all (vmap batches each operand along its first axis)
-            shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
-            arrays = [jax.numpy.broadcast_to(a, shape) for a in arrays]
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            arrays = [jnp.broadcast_to(a, shape) for a in arrays]
         return apply(*arrays)
 
     call.__name__ = call.__qualname__ = name

@@ -55,12 +55,18 @@ def _supported(*tensors):
 _warned = set()
 
 
+def _warn(message, category, stacklevel):
+    """warnings.warn, except while torch.compile traces (a warning there breaks the graph)."""
+    if not torch.compiler.is_compiling():
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
 def _warn_fallback(name, tensors):
     why = ", ".join(sorted({f"{t.device.type} {t.dtype}" for t in tensors}))
     if (name, why) not in _warned:
         _warned.add((name, why))
-        warnings.warn(f"fastact.torch.{name}: fastact computes CPU float32/float64/float16/bfloat16 tensors; "
-                      f"this call ({why}) runs torch's own {name}", RuntimeWarning, stacklevel=3)
+        _warn(f"fastact.torch.{name}: fastact computes CPU float32/float64/float16/bfloat16 tensors; "
+              f"this call ({why}) runs torch's own {name}", RuntimeWarning, stacklevel=4)
 
 
 class _Op:
@@ -79,26 +85,33 @@ class _Op:
         saved = inputs if saves == "inputs" else ("output",)
         shape = shape or (lambda tensors, values: torch.broadcast_shapes(*(t.shape for t in tensors)))
 
+        def dtype(tensors):  # mixed inputs (a float32 gate, a float64 up) promote as torch promotes
+            result = tensors[0].dtype
+            for t in tensors[1:]:
+                result = torch.promote_types(result, t.dtype)
+            return result
+
         def grad_shapes(grad, tensors):  # the full-size gradient of each input
             return [grad.shape] * n if n > 1 else [tensors[0].shape]
 
         def run_forward(*args):
             tensors, values = args[:n], args[n:]
-            out = torch.empty(shape(tensors, values), dtype=tensors[0].dtype)
+            out = torch.empty(shape(tensors, values), dtype=dtype(tensors))
             forward([_array(t) for t in tensors], values, _array(out))
             return out
 
         def fake_forward(*args):
-            return torch.empty(shape(args[:n], args[n:]), dtype=args[0].dtype)
+            return args[0].new_empty(shape(args[:n], args[n:]), dtype=dtype(args[:n]))
 
         def run_backward(grad, *args):
             tensors, values = args[:len(saved)], args[len(saved):]
-            outs = [torch.empty(s, dtype=grad.dtype) for s in grad_shapes(grad, tensors)]
+            outs = [torch.empty(s, dtype=dtype((grad,) + tensors)) for s in grad_shapes(grad, tensors)]
             backward(_array(grad), [_array(t) for t in tensors], values, [_array(o) for o in outs])
             return outs[0] if n == 1 else tuple(outs)
 
         def fake_backward(grad, *args):
-            outs = [torch.empty(s, dtype=grad.dtype) for s in grad_shapes(grad, args[:len(saved)])]
+            tensors = args[:len(saved)]
+            outs = [grad.new_empty(s, dtype=dtype((grad,) + tensors)) for s in grad_shapes(grad, tensors)]
             return outs[0] if n == 1 else tuple(outs)
 
         def schema(*parts):
@@ -116,11 +129,13 @@ class _Op:
         def setup_context(ctx, inputs, output):
             ctx.save_for_backward(*(inputs[:n] if saves == "inputs" else (output,)))
             ctx.values = inputs[n:]
-            ctx.shapes = [t.shape for t in inputs[:n]]
+            ctx.shapes = [(t.shape, t.dtype) for t in inputs[:n]]
 
         def autograd_backward(ctx, grad):
             grads = self.backward_op(grad, *ctx.saved_tensors, *ctx.values)
-            grads = (grads,) if n == 1 else tuple(g.sum_to_size(s) for g, s in zip(grads, ctx.shapes))
+            grads = (grads,) if n == 1 else grads
+            # each input's gradient in its own shape (summed over broadcasting) and dtype
+            grads = tuple(g.sum_to_size(s).to(d) for g, (s, d) in zip(grads, ctx.shapes))
             return grads + (None,) * len(params)
 
         self.op.register_autograd(autograd_backward, setup_context=setup_context)
@@ -158,6 +173,8 @@ def _rows(name, fa_forward, fa_backward, shape=None, saves="output"):
 
 def _glu_shape(tensors, values):
     shape = list(tensors[0].shape)
+    torch._check(shape[values[0]] % 2 == 0,
+                 lambda: f"fastact.torch.glu: the length of dim {values[0]} must be even, not {shape[values[0]]}")
     shape[values[0]] //= 2
     return shape
 
@@ -214,11 +231,14 @@ def _run(name, key, tensors, values, fallback, inplace=False, precision="accurat
         _warn_fallback(name, tensors)
         return fallback()
     if inplace:
-        if torch.is_grad_enabled() and tensors[0].requires_grad:
-            return fallback()  # torch's in-place op keeps autograd's checks on reused memory
-        x = _array(tensors[0])
-        _FORWARD_ARRAYS[key](x, *values, precision=precision, out=x)
-        return tensors[0]
+        x = tensors[0]
+        if (torch.compiler.is_compiling() or (torch.is_grad_enabled() and x.requires_grad)
+                or any(step == 0 and size > 1 for step, size in zip(x.stride(), x.shape))):
+            return fallback()  # torch's in-place op: autograd's and overlap checks, tracing
+        array = _array(x)
+        _FORWARD_ARRAYS[key](array, *values, precision=precision, out=array)
+        torch.autograd.graph.increment_version(x)  # a tensor saved for backward was overwritten
+        return x
     return _OPS[key].op(*tensors, *values, precision)
 
 
@@ -314,8 +334,8 @@ def hardswish(input, inplace=False, *, precision="accurate"):
 
 def _softmax_dim(name, input, dim):
     if dim is None:  # torch's deprecated implicit choice, with its warning
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                      "Change the call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        _warn(f"Implicit dimension choice for {name} has been deprecated. "
+              "Change the call to include dim=X as an argument.", UserWarning, stacklevel=3)
         return 0 if input.dim() in (0, 1, 3) else 1
     return int(dim)
 
