@@ -204,6 +204,8 @@ def test_pool_works_in_forked_child():
             # Python >= 3.12 warns that fork() in a threaded process may deadlock:
             # that is exactly what this test checks fastact avoids.
             warnings.filterwarnings("ignore", category=DeprecationWarning)
+            # JAX, when an earlier test imported it, warns the same from its at-fork hook
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
             pid = os.fork()
         if pid == 0:  # child: only the forking thread survives; the pool must be rebuilt
             ok = False
