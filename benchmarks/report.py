@@ -125,9 +125,9 @@ def report(data, records):
     if accuracy:
         parts += ["", f"## Accuracy of each tier (worst float32 error on {ACCURACY_SAMPLE} inputs spread "
                   "over every bit pattern; tools/accuracy_report.py sweeps all 2^32)", "", accuracy_table(accuracy)]
-    directions = ["forward", "backward"]
+    directions = {"forward": 0, "backward": 1}   # then the rest (the MLP blocks' "fwd+bwd")
     for (name, direction, dtype, threads), rows in sorted(sections.items(), key=lambda kv: (
-            functions.index(kv[0][0]), directions.index(kv[0][1]), *kv[0][2:])):
+            functions.index(kv[0][0]), directions.get(kv[0][1], len(directions)), *kv[0][2:])):
         parts += ["", f"## {name} {direction} {dtype}, {threads} thread{'s' * (threads > 1)}",
                   "", section(rows)]
     return "\n".join(parts)
