@@ -59,14 +59,17 @@ static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties, uin
             memcpy(&dst[i], &bits, sizeof bits);                                               \
         }                                                                                      \
     }                                                                                          \
-    attr FA_VECTORIZE_ static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, \
-                                                       uint32_t window) {                     \
+    attr FA_VECTORIZE_ static void round_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n) { \
         for (ptrdiff_t i = 0; i < n; i++) {                                                    \
             uint32_t x;                                                                        \
             memcpy(&x, &src[i], sizeof x);                                                     \
             uint32_t rounded = (x + 0x7fffu + (x >> 16 & 1u)) >> 16, quiet = x >> 16 | 0x40u;  \
             dst[i] = (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);            \
         }                                                                                      \
+    }                                                                                          \
+    attr static int narrow_bf16_##suffix(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, \
+                                         uint32_t window) {                                   \
+        round_bf16_##suffix(src, dst, n);                                                      \
         return bf16_scan(src, n, ties, window);                                                \
     }
 /* relu: x where x > 0 (sign clear, not zero), NaN made quiet, else +0 */
@@ -101,14 +104,17 @@ FA_DEFINE_RELU16_BWD_(portable, )
 static void widen_f16_portable(const uint16_t *src, float *dst, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_half_to_float(src[i]);
 }
-static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+static void round_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) dst[i] = fa_float_to_half(src[i]);
+}
+static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    round_f16_portable(src, dst, n);
     return half_ties_portable(src, n, ties, window);
 }
 
 static const fa_convert16_set portable = {
-    {widen_f16_portable, narrow_f16_portable},
-    {widen_bf16_portable, narrow_bf16_portable},
+    {widen_f16_portable, narrow_f16_portable, round_f16_portable},
+    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable},
     relu_fwd_portable,
     relu_bwd_portable,
 };
@@ -129,7 +135,9 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
     __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0x1fff)), _mm256_set1_epi32((int)(0x1000 - window)));
     __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width),
                                       _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
-    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a, below), below);
+    /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
+    __m256i a_less_1 = _mm256_sub_epi32(a, one);
+    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a_less_1, below), below);
     if (_mm256_testz_si256(small, small)) return normal; /* the usual case: no result below 2^-14 */
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
@@ -166,6 +174,12 @@ FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
+}
+FA_AVX2_ static void round_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
@@ -207,8 +221,8 @@ FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *ou
 }
 
 static const fa_convert16_set avx2 = {
-    {widen_f16_avx2, narrow_f16_avx2},
-    {widen_bf16_avx2, narrow_bf16_avx2},
+    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2},
+    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2},
     relu_fwd_avx2,
     relu_bwd_lanes_avx2,
 };
@@ -222,7 +236,8 @@ FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t wind
     const __m512i base = _mm512_set1_epi32(0x38800000);
     __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32((int)(0x1000 - window)));
     __mmask16 near = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
-    __mmask16 small = _mm512_cmplt_epu32_mask(a, base);
+    /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
+    __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x387fffff));
     if (!(near | small)) return 0; /* the usual case */
     __mmask16 normal = near & _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0effffff));
     if (!small) return normal;
@@ -247,6 +262,12 @@ FA_AVX512_ static void widen_f16_avx512(const uint16_t *src, float *dst, ptrdiff
     for (; i + 16 <= n; i += 16)
         _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
     for (; i < n; i++) dst[i] = fa_half_to_float(src[i]);
+}
+FA_AVX512_ static void round_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
@@ -279,20 +300,27 @@ FA_AVX512_ static void widen_bf16_zmm_avx512(const uint16_t *src, float *dst, pt
     }
     for (; i < n; i++) dst[i] = fa_bf16_to_float(src[i]);
 }
-FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
-                                             uint32_t window) {
+FA_AVX512_ static inline __m256i bf16_round_zmm(__m512i x) {
     const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
+    __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(bias, odd)), 16);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), quiet));
+}
+FA_AVX512_ static void round_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(_mm512_loadu_si512(src + i)));
+    for (; i < n; i++) dst[i] = fa_float_to_bf16(src[i]);
+}
+FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                                             uint32_t window) {
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i x = _mm512_loadu_si512(src + i);
-        __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
-        __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(bias, odd)), 16);
-        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
-        rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), quiet);
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(rounded));
+        _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(x));
         __mmask16 lanes = bf16_tie_lanes_avx512(x, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
@@ -304,8 +332,8 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
 }
 
 static const fa_convert16_set avx512 = {
-    {widen_f16_avx512, narrow_f16_avx512},
-    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512},
+    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512},
+    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512},
     relu_fwd_avx512,
     relu_bwd_lanes_avx2,
 };

@@ -13,6 +13,8 @@ typedef struct {
      * one; fa_is_half_near_tie, fa_is_bf16_near_tie), (n + 63) / 64 words
      * written; returns nonzero if any is */
     int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window);
+    /* the same rounding without the scan, for results that cannot mislead it */
+    void (*round)(const float *src, uint16_t *dst, ptrdiff_t n);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

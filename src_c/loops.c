@@ -147,6 +147,7 @@ typedef struct {
     const double *wide_params; /* its parameters: the piecewise ops' rounded to float32, as their kernels do */
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
+    int exact;            /* exact_through_float32: rounded without the tie scan */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -162,6 +163,18 @@ static const char is_bias_op[FA_N_OPS] = {FA_BIAS_OPS(FA_BIAS_FLAG_)};
 #define FA_PIECEWISE_FLAG_(op, OP) [FA_##OP] = 1,
 static const char rounds_params[FA_N_OPS] = {FA_PIECEWISE_OPS(FA_PIECEWISE_FLAG_)};
 #undef FA_PIECEWISE_FLAG_
+
+/* Ops whose float32 result, from 16-bit inputs, rounds to the 16-bit type as
+ * the true value does, so no tie needs deciding and the scan is skipped:
+ * relu6 and hardtanh, forward and backward, select an input, zero or a
+ * parameter already rounded to float32 (exact); hardsigmoid's (x + 3)/6 and
+ * g/6 are correctly rounded in float32, and for a 16-bit x or g the true
+ * value is either exactly a 16-bit tie or farther from one than 2^-21 of
+ * it (x + 3 - 6t and g - 6t are nonzero multiples of the coarser of the
+ * two types' spacings there), far beyond float32's half ULP. The tests
+ * check every 16-bit input. */
+static const char exact_through_float32[FA_N_OPS][FA_N_DIRECTIONS] = {
+    [FA_RELU6] = {1, 1}, [FA_HARDTANH] = {1, 1}, [FA_HARDSIGMOID] = {1, 1}};
 
 static void round_half_sums(const fa_half_type *half, float *x, float *bias, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -484,7 +497,8 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
             out16[o] = job->steps[a] == 2 ? (uint16_t *)(job->args[a] + start * 2) : heap ? heap->narrow[o] : small16[o];
-            any_tie |= convert->narrow(out[o], out16[o], n, ties[o], job->window);
+            if (job->exact) convert->round(out[o], out16[o], n);
+            else any_tie |= convert->narrow(out[o], out16[o], n, ties[o], job->window);
         }
         if (any_tie) fix_ties(job, in, out16, n, ties);
         for (int o = 0; o < nout; o++) {
@@ -570,7 +584,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -581,6 +595,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         }
         job.tie_sides = tie_sides[spec->op][spec->direction];
         job.convert = fa_convert16_for(fa_isa_current());
+        job.exact = exact_through_float32[spec->op][spec->direction];
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
     }
     char *const *param = args + spec->nin;

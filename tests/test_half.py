@@ -12,6 +12,7 @@ The reference is the float64 reference of fastact._reference at the exactly
 widened inputs (its error is far below a float32 ULP).
 """
 import contextlib
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -384,6 +385,55 @@ def round_once(v, name):
     tie = ((bits & 0xFFFF) == 0x8000) & np.isfinite(f) & (f != v)
     bits = np.where(tie, bits + np.where(np.abs(v) > np.abs(f), 1, -1), bits)
     return bits.astype(np.uint32).view(np.float32).astype(HALF_TYPES[name][0])
+
+
+EXACT = [key for key, v in VARIANTS.items() if v.exact]
+
+
+def exact_rational(key, direction, x, g):
+    """A piecewise function's exact value where its formula is a polynomial in x
+    (default parameters), for the float64 ties below."""
+    v, w = Fraction(float(x)), Fraction(float(g))
+    formulas = {("hardswish", "forward"): lambda: v * (v + 3) / 6,
+                ("hardswish", "backward"): lambda: w * (2 * v + 3) / 6,
+                ("hardsigmoid", "forward"): lambda: (v + 3) / 6,
+                ("hardsigmoid", "backward"): lambda: w / 6}
+    assert (key, direction) in formulas and -3 < v < 3, (key, direction, v)
+    return formulas[key, direction]()
+
+
+@pytest.mark.parametrize("variant", EXACT, indirect=True)
+def test_exact_functions_are_rounded_once(isa, variant, half):
+    """The piecewise functions, forward and backward with a random grad_output:
+    every 16-bit result is the exact value rounded once, float32's rounding
+    on a 16-bit tie never passed on (the bound above allows a float32 ULP).
+    The exact value: float64 of the 16-bit inputs, with the parameters
+    rounded to float32 as the kernels round them."""
+    x = all_values(half)
+    g = np.random.default_rng(11).normal(0, 2, x.size).astype(np.float32).astype(x.dtype)
+    params = {p.name: float(np.float32(p.default)) for p in variant.op.params}
+    with np.errstate(all="ignore"):
+        forward = variant.ref_forward(widen(x), **params)
+        backward = variant.ref_backward(widen(g), widen(x), **params)
+    with quiet():
+        got_forward = widen(variant.forward(x, **params))
+        got_backward = widen(variant.backward(g, x, **params))
+    for what, got, exact in [("forward", got_forward, forward), ("backward", got_backward, backward)]:
+        expected = widen(round_once(exact, half))
+        _, bits, emin, _ = HALF_TYPES[half]
+        with np.errstate(all="ignore"):
+            undecided = np.isfinite(exact) & (np.abs(exact) / spacing(exact, bits, emin) % 1 == 0.5)
+        if undecided.any():
+            # float64 on a tie: exact there (round to even), or not where the true value
+            # needs more bits, as hardswish's x/2 + x^2/6 for bfloat16's subnormal x;
+            # the rational value decides
+            for i in np.flatnonzero(undecided):
+                side = exact_rational(variant.key, what, x[i], g[i]) - Fraction(float(exact[i]))
+                if side != 0:
+                    expected[i] = exact[i] + (1 if side > 0 else -1) * 0.5 * spacing(exact[i:i + 1], bits, emin)[0]
+        wrong = ~(np.isnan(expected) & np.isnan(got)) & (got != expected)
+        assert not wrong.any(), (f"{variant.key} {what} {half} [{isa}]: {np.count_nonzero(wrong)} results "
+                                 f"not rounded once, first at x = {float(x[wrong][0])!r}")
 
 
 @pytest.mark.parametrize("slope", [0.1, 0.01, 0.3])
