@@ -127,7 +127,9 @@ static const fa_convert16_set portable = {
  * lanes of x are within `window` float32 ULPs of a tie of the 16-bit type
  * (all ones), as fa_is_half_near_tie. Below 2^-14 the ties are the odd
  * multiples of 2^-25; other lanes are zeroed before the scaling. */
-FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
+/* limit: window * 2^-12, made once by the caller (computed in the loop, its
+ * conversion cost as much as the rest of the small-value path) */
+FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __m256 limit) {
     const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
     const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
     const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
@@ -142,7 +144,7 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
-    __m256i close = _mm256_castps_si256(_mm256_cmp_ps(distance, _mm256_set1_ps((float)window * 0x1p-12f), _CMP_LE_OQ));
+    __m256i close = _mm256_castps_si256(_mm256_cmp_ps(distance, limit, _CMP_LE_OQ));
     __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(k, one), one);
     return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(close, odd)));
 }
@@ -182,13 +184,14 @@ FA_AVX2_ static void round_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n
     for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(src + i);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x, window)));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x, window, limit)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
@@ -231,7 +234,7 @@ static const fa_convert16_set avx2 = {
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
 
 /* which lanes of x are within `window` float32 ULPs of a tie, as for AVX2 */
-FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window) {
+FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window, __m512 limit) {
     const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
     const __m512i base = _mm512_set1_epi32(0x38800000);
     __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32((int)(0x1000 - window)));
@@ -244,7 +247,7 @@ FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t wind
     __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
     __m512i k = _mm512_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m512 distance = _mm512_abs_ps(_mm512_sub_ps(scaled, _mm512_cvtepi32_ps(k)));
-    return normal | (small & _mm512_cmp_ps_mask(distance, _mm512_set1_ps((float)window * 0x1p-12f), _CMP_LE_OQ) &
+    return normal | (small & _mm512_cmp_ps_mask(distance, limit, _CMP_LE_OQ) &
                      _mm512_test_epi32_mask(k, _mm512_set1_epi32(1)));
 }
 
@@ -270,13 +273,14 @@ FA_AVX512_ static void round_f16_avx512(const float *src, uint16_t *dst, ptrdiff
     for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 x = _mm512_loadu_ps(src + i);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(x, window);
+        __mmask16 lanes = half_tie_lanes_avx512(x, window, limit);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {

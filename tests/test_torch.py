@@ -51,14 +51,19 @@ def _inputs(dtype):
 @pytest.mark.parametrize("name", list(TORCH))
 def test_forward_and_backward_match_torch(isa, name, tier, dtype):
     x, g = _inputs(dtype)
-    if name == "tanh":
-        # PyTorch 2.13's float32 tanh returned ±1.0 from |x| ≈ 5 (an error of 8e-5, far past
-        # its usual one) late in two full runs of this suite on an Intel Xeon, but never when
-        # this test ran alone or after a few files; the comparison stops short of that
-        x = np.clip(x, -4.5, 4.5)
     torch_fwd, torch_bwd = TORCH[name]
     act = VARIANTS.get(f"{name}_{tier}", ACTIVATIONS[name])  # relu: one tier
     tx, tg = torch.from_numpy(x), torch.from_numpy(g)
+    if name == "tanh" and dtype == np.float32:
+        # PyTorch 2.13's float32 tanh was off by 5e-5 at |x| = 4.5 (±1.0 from |x| ≈ 5) late in
+        # three full runs of this suite on an Intel Xeon, never when this test ran alone or
+        # after a few files: its float64 tanh, rounded to float32, is the comparison here
+        wide_x, wide_g = tx.double(), tg.double()
+        forward = torch_eval(torch_fwd, x=wide_x).astype(np.float32)
+        backward = torch_eval(torch_bwd, g=wide_g, x=wide_x).astype(np.float32)
+        assert_close(act.forward(x), forward, scale=np.maximum(np.abs(x), np.abs(act.ref_forward(x))))
+        assert_close(act.backward(g, x), backward, scale=g * (1 + np.abs(x) ** 3))
+        return
     # |x| for x·g(x) (|f| <= |x|); a bounded f (sigmoid) on the scale of its result
     assert_close(act.forward(x), torch_eval(torch_fwd, x=tx),
                  scale=np.maximum(np.abs(x), np.abs(act.ref_forward(x))))
