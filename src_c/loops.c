@@ -18,6 +18,7 @@
 #include "fastact_loops.h"
 #include "convert16.h"
 #include "half.h"
+#include "piecewise16.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
 #define FA_BLOCK 1024      /* elements per gather buffer */
@@ -148,6 +149,8 @@ typedef struct {
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
     int exact;            /* exact_through_float32: rounded without the tie scan */
+    fa_piecewise16_fn piecewise16; /* the same in one pass over contiguous data; or NULL */
+    float limits[2];      /* its interval */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -456,12 +459,14 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const fa_half_type *half = job->dtype->half;
     const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
     int nout = job->nargs - job->nin;
-    if (job->relu16 && unit_steps(job)) {
+    if ((job->relu16 || job->piecewise16) && unit_steps(job)) {
         const uint16_t *in16[FA_MAX_INPUTS];
         for (ptrdiff_t start = begin, n; start < end; start += n) {
             n = end - start < job->block ? end - start : job->block;
             for (int i = 0; i < job->nin; i++) in16[i] = (const uint16_t *)job->args[i] + start;
-            job->relu16(in16, (uint16_t *)job->args[job->nin] + start, n, half->bf16);
+            uint16_t *out16 = (uint16_t *)job->args[job->nin] + start;
+            if (job->relu16) job->relu16(in16, out16, n, half->bf16);
+            else job->piecewise16(in16, out16, n, half->bf16, job->limits);
         }
         return;
     }
@@ -584,7 +589,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -596,6 +601,17 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         job.tie_sides = tie_sides[spec->op][spec->direction];
         job.convert = fa_convert16_for(fa_isa_current());
         job.exact = exact_through_float32[spec->op][spec->direction];
+        const fa_piecewise16_set *piecewise16 = fa_piecewise16_for(fa_isa_current());
+        int forward = spec->direction == FA_FWD;
+        if (spec->op == FA_RELU6 || spec->op == FA_HARDTANH) {
+            job.piecewise16 = forward ? piecewise16->clamp : piecewise16->pass_between;
+            job.limits[1] = 6.0f; /* relu6's; hardtanh's come with its parameters below */
+        }
+        if (spec->op == FA_HARDSIGMOID) {
+            job.piecewise16 = forward ? piecewise16->hardsigmoid : piecewise16->hardsigmoid_bwd;
+            job.limits[0] = -3.0f;
+            job.limits[1] = 3.0f;
+        }
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
     }
     char *const *param = args + spec->nin;
@@ -624,6 +640,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         }
         fa_job part = job;
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
+        if (spec->op == FA_HARDTANH) /* as its float32 kernel rounds them */
+            part.limits[0] = (float)params[0], part.limits[1] = (float)params[1];
         run_job(&part, spec, dtype_index, count);
     }
     fa_restore_rounding(saved);

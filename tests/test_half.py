@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
+from conftest import TESTABLE_ISAS
 from fastact import _reference as ref
 from fastact._manifest import TIERS
 from fastact._registry import VARIANTS
@@ -221,6 +222,30 @@ def test_same_bits_on_every_isa_and_layout(variant, half):
         np.testing.assert_array_equal(forwards[0], r)
     for r in backwards[1:]:
         np.testing.assert_array_equal(backwards[0], r)
+
+
+@pytest.mark.parametrize("name, params", [("relu6", {}), ("hardtanh", {"min_val": -0.3, "max_val": 2.7}),
+                                          ("hardsigmoid", {})])
+def test_one_pass_piecewise_tails_and_parameters(name, params, half):
+    """relu6, hardtanh and hardsigmoid take one pass over contiguous 16-bit data
+    (piecewise16.c): every length up to three vectors, at every offset, and
+    hardtanh's limits rounded to float32 (-0.3 is not a 16-bit value) give the
+    bits of the block path that strided data takes."""
+    rng = np.random.default_rng(3)
+    forward, backward = getattr(fa, name), getattr(fa, f"{name}_backward")
+    pool = rng.normal(0, 3, 200).astype(np.float32).astype(HALF_TYPES[half][0])
+    pool[:6] = [np.nan, np.inf, -np.inf, -0.0, 3.0, -3.0]
+    grads = rng.normal(0, 2, 200).astype(np.float32).astype(pool.dtype)
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), quiet():
+            for n in range(1, 50):
+                for offset in (0, 1, 7):
+                    x, g = pool[offset:offset + n], grads[offset:offset + n]
+                    strided_x = np.empty(2 * n, x.dtype)[::2]
+                    strided_x[...] = x
+                    for got, want in [(forward(x, **params), forward(strided_x, **params)),
+                                      (backward(g, x, **params), backward(g, strided_x, **params))]:
+                        assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), (isa_name, n, offset)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,270 @@
+/* relu6, hardtanh and hardsigmoid on contiguous 16-bit arrays, one pass per
+ * ISA (see piecewise16.h). The block path of loops.c widens a block into a
+ * float32 buffer, runs the float32 kernel over it and rounds it back, three
+ * passes through memory for a function that is a compare and a select: here
+ * each vector goes through all three in registers. The results are the block
+ * path's bits (the tests compare the two on every 16-bit input):
+ *  - the selects return an input, zero or a limit, exactly;
+ *  - hardsigmoid's t/6 (t = x + 3, or g) is q = t c corrected once by the
+ *    exact remainder t - 6q (c = 1/6 rounded): within a float32 ULP of t/6
+ *    and exactly t/6 where that is a float32. For a 16-bit t, t/6 is either
+ *    a 16-bit tie itself or farther from one than 2^-21 of it (loops.c), so
+ *    it rounds to the 16-bit type as the correctly rounded quotient does.
+ * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fastact.h"
+#include "half.h"
+#include "piecewise16.h"
+
+#if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
+#include <immintrin.h>
+#define FA_X86_PIECEWISE16 1
+#endif
+
+#define FA_SIXTH_ ((float)(1.0 / 6))
+
+/* ---- portable: element by element ---- */
+
+static float widen_portable(uint16_t h, int bf16) {
+    return bf16 ? fa_bf16_to_float(h) : fa_half_to_float(h);
+}
+static uint16_t narrow_portable(float v, int bf16) {
+    return bf16 ? fa_float_to_bf16(v) : fa_float_to_half(v);
+}
+static float sixth_portable(float t) {
+    float q = t * FA_SIXTH_;
+    float corrected = fmaf(fmaf(-q, 6.0f, t), FA_SIXTH_, q);
+    return corrected != corrected ? q : corrected; /* t infinite: the remainder is NaN */
+}
+static float pass_between_portable(float g, float x, float lo, float hi) {
+    return x != x ? x + 0.0f : x > lo && x < hi ? g : 0.0f;
+}
+
+static void clamp_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float x = widen_portable(in[0][i], bf16);
+        out[i] = narrow_portable(x < limits[0] ? limits[0] : x > limits[1] ? limits[1] : x, bf16);
+    }
+}
+static void pass_between_16_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                     const float *limits) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float g = widen_portable(in[0][i], bf16), x = widen_portable(in[1][i], bf16);
+        out[i] = narrow_portable(pass_between_portable(g, x, limits[0], limits[1]), bf16);
+    }
+}
+static void hardsigmoid_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                 const float *limits) {
+    (void)limits;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float x = widen_portable(in[0][i], bf16);
+        float y = x != x ? x : x > -3.0f ? (x < 3.0f ? sixth_portable(x + 3.0f) : 1.0f) : 0.0f;
+        out[i] = narrow_portable(y, bf16);
+    }
+}
+static void hardsigmoid_bwd_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                     const float *limits) {
+    (void)limits;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float g = widen_portable(in[0][i], bf16), x = widen_portable(in[1][i], bf16);
+        out[i] = narrow_portable(pass_between_portable(sixth_portable(g), x, -3.0f, 3.0f), bf16);
+    }
+}
+
+static const fa_piecewise16_set portable = {clamp_portable, pass_between_16_portable, hardsigmoid_portable,
+                                            hardsigmoid_bwd_portable};
+
+#if defined(FA_X86_PIECEWISE16)
+/* Full vectors in place; the last few elements through a zeroed buffer of
+ * one vector (a masked 16-bit load needs AVX512BW, which "avx512" does not
+ * assume). W: lanes; NIN: inputs; BODY(in, out): one vector. */
+#define FA_PIECEWISE16_LOOP_(W, NIN, BODY)                                     \
+    ptrdiff_t i = 0;                                                           \
+    for (; i + W <= n; i += W) {                                               \
+        const uint16_t *at[2] = {in[0] + i, NIN > 1 ? in[1] + i : NULL};       \
+        BODY(at, out + i);                                                     \
+    }                                                                          \
+    if (i < n) {                                                               \
+        uint16_t rest[2][W], result[W];                                        \
+        memset(rest, 0, sizeof rest);                                          \
+        for (int k = 0; k < NIN; k++) memcpy(rest[k], in[k] + i, (size_t)(n - i) * 2); \
+        const uint16_t *at[2] = {rest[0], rest[1]};                            \
+        BODY(at, result);                                                      \
+        memcpy(out + i, result, (size_t)(n - i) * 2);                          \
+    }
+
+/* ---- AVX2 + F16C ---- */
+#define FA_AVX2_ __attribute__((target("avx2,fma,f16c")))
+
+FA_AVX2_ static inline __m256 load_avx2(const uint16_t *p, int bf16) {
+    __m128i h = _mm_loadu_si128((const __m128i *)p);
+    return bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
+}
+/* rounded to nearest even; a NaN made quiet (bfloat16: as convert16.c) */
+FA_AVX2_ static inline void store_avx2(uint16_t *p, __m256 v, int bf16) {
+    __m128i h;
+    if (bf16) {
+        __m256i x = _mm256_castps_si256(v);
+        __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+        __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+        __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+        __m256i bits = _mm256_blendv_epi8(rounded, quiet, nan);
+        h = _mm_packus_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1));
+    }
+    else
+        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128((__m128i *)p, h);
+}
+FA_AVX2_ static inline __m256 sixth_avx2(__m256 t) {
+    const __m256 c = _mm256_set1_ps(FA_SIXTH_);
+    __m256 q = _mm256_mul_ps(t, c);
+    __m256 corrected = _mm256_fmadd_ps(_mm256_fnmadd_ps(q, _mm256_set1_ps(6.0f), t), c, q);
+    return _mm256_blendv_ps(corrected, q, _mm256_cmp_ps(corrected, corrected, _CMP_UNORD_Q));
+}
+FA_AVX2_ static inline __m256 pass_between_avx2(__m256 g, __m256 x, __m256 lo, __m256 hi) {
+    __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GT_OQ), _mm256_cmp_ps(x, hi, _CMP_LT_OQ));
+    __m256 y = _mm256_and_ps(inside, g);
+    return _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_setzero_ps()), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+FA_AVX2_ static void clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
+    const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
+#define FA_CLAMP_AVX2_(at, to)                                                               \
+    {                                                                                        \
+        __m256 x = load_avx2(at[0], bf16);                                                   \
+        __m256 y = _mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ));                \
+        store_avx2(to, _mm256_blendv_ps(y, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ)), bf16);     \
+    }
+    FA_PIECEWISE16_LOOP_(8, 1, FA_CLAMP_AVX2_)
+#undef FA_CLAMP_AVX2_
+}
+FA_AVX2_ static void pass_between16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                          const float *limits) {
+    const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
+#define FA_BETWEEN_AVX2_(at, to) \
+    store_avx2(to, pass_between_avx2(load_avx2(at[0], bf16), load_avx2(at[1], bf16), lo, hi), bf16);
+    FA_PIECEWISE16_LOOP_(8, 2, FA_BETWEEN_AVX2_)
+#undef FA_BETWEEN_AVX2_
+}
+FA_AVX2_ static void hardsigmoid_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                      const float *limits) {
+    (void)limits;
+    const __m256 three = _mm256_set1_ps(3.0f), minus_three = _mm256_set1_ps(-3.0f);
+#define FA_HARDSIGMOID_AVX2_(at, to)                                                              \
+    {                                                                                             \
+        __m256 x = load_avx2(at[0], bf16);                                                        \
+        __m256 t = sixth_avx2(_mm256_add_ps(x, three));                                           \
+        __m256 y = _mm256_blendv_ps(_mm256_set1_ps(1.0f), t, _mm256_cmp_ps(x, three, _CMP_LT_OQ)); \
+        y = _mm256_and_ps(y, _mm256_cmp_ps(x, minus_three, _CMP_GT_OQ));                         \
+        store_avx2(to, _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)), bf16);          \
+    }
+    FA_PIECEWISE16_LOOP_(8, 1, FA_HARDSIGMOID_AVX2_)
+#undef FA_HARDSIGMOID_AVX2_
+}
+FA_AVX2_ static void hardsigmoid_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                          const float *limits) {
+    (void)limits;
+    const __m256 lo = _mm256_set1_ps(-3.0f), hi = _mm256_set1_ps(3.0f);
+#define FA_HARDSIGMOID_BWD_AVX2_(at, to) \
+    store_avx2(to, pass_between_avx2(sixth_avx2(load_avx2(at[0], bf16)), load_avx2(at[1], bf16), lo, hi), bf16);
+    FA_PIECEWISE16_LOOP_(8, 2, FA_HARDSIGMOID_BWD_AVX2_)
+#undef FA_HARDSIGMOID_BWD_AVX2_
+}
+
+static const fa_piecewise16_set avx2 = {clamp_avx2, pass_between16_avx2, hardsigmoid_avx2, hardsigmoid_bwd_avx2};
+
+/* ---- AVX-512F ---- */
+#define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
+
+FA_AVX512_ static inline __m512 load_avx512(const uint16_t *p, int bf16) {
+    __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+}
+FA_AVX512_ static inline void store_avx512(uint16_t *p, __m512 v, int bf16) {
+    __m256i h;
+    if (bf16) {
+        __m512i x = _mm512_castps_si512(v);
+        __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+        __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+        rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+        h = _mm512_cvtepi32_epi16(rounded);
+    }
+    else
+        h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_si256((__m256i *)p, h);
+}
+FA_AVX512_ static inline __m512 sixth_avx512(__m512 t) {
+    const __m512 c = _mm512_set1_ps(FA_SIXTH_);
+    __m512 q = _mm512_mul_ps(t, c);
+    __m512 corrected = _mm512_fmadd_ps(_mm512_fnmadd_ps(q, _mm512_set1_ps(6.0f), t), c, q);
+    return _mm512_mask_mov_ps(corrected, _mm512_cmp_ps_mask(corrected, corrected, _CMP_UNORD_Q), q);
+}
+FA_AVX512_ static inline __m512 pass_between_avx512(__m512 g, __m512 x, __m512 lo, __m512 hi) {
+    __mmask16 inside = _mm512_cmp_ps_mask(x, lo, _CMP_GT_OQ) & _mm512_cmp_ps_mask(x, hi, _CMP_LT_OQ);
+    __m512 y = _mm512_maskz_mov_ps(inside, g);
+    return _mm512_mask_add_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x, _mm512_setzero_ps());
+}
+
+FA_AVX512_ static void clamp_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                   const float *limits) {
+    const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
+#define FA_CLAMP_AVX512_(at, to)                                                        \
+    {                                                                                   \
+        __m512 x = load_avx512(at[0], bf16);                                            \
+        __m512 y = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), hi);    \
+        store_avx512(to, _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo), bf16); \
+    }
+    FA_PIECEWISE16_LOOP_(16, 1, FA_CLAMP_AVX512_)
+#undef FA_CLAMP_AVX512_
+}
+FA_AVX512_ static void pass_between16_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                              const float *limits) {
+    const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
+#define FA_BETWEEN_AVX512_(at, to) \
+    store_avx512(to, pass_between_avx512(load_avx512(at[0], bf16), load_avx512(at[1], bf16), lo, hi), bf16);
+    FA_PIECEWISE16_LOOP_(16, 2, FA_BETWEEN_AVX512_)
+#undef FA_BETWEEN_AVX512_
+}
+FA_AVX512_ static void hardsigmoid_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                          const float *limits) {
+    (void)limits;
+    const __m512 three = _mm512_set1_ps(3.0f), minus_three = _mm512_set1_ps(-3.0f);
+#define FA_HARDSIGMOID_AVX512_(at, to)                                                               \
+    {                                                                                                \
+        __m512 x = load_avx512(at[0], bf16);                                                         \
+        __m512 t = sixth_avx512(_mm512_add_ps(x, three));                                            \
+        __m512 y = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), _mm512_cmp_ps_mask(x, three, _CMP_LT_OQ), t); \
+        y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, minus_three, _CMP_GT_OQ), y);                  \
+        store_avx512(to, _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x), bf16);    \
+    }
+    FA_PIECEWISE16_LOOP_(16, 1, FA_HARDSIGMOID_AVX512_)
+#undef FA_HARDSIGMOID_AVX512_
+}
+FA_AVX512_ static void hardsigmoid_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                              const float *limits) {
+    (void)limits;
+    const __m512 lo = _mm512_set1_ps(-3.0f), hi = _mm512_set1_ps(3.0f);
+#define FA_HARDSIGMOID_BWD_AVX512_(at, to) \
+    store_avx512(to, pass_between_avx512(sixth_avx512(load_avx512(at[0], bf16)), load_avx512(at[1], bf16), lo, hi), bf16);
+    FA_PIECEWISE16_LOOP_(16, 2, FA_HARDSIGMOID_BWD_AVX512_)
+#undef FA_HARDSIGMOID_BWD_AVX512_
+}
+
+static const fa_piecewise16_set avx512 = {clamp_avx512, pass_between16_avx512, hardsigmoid_avx512,
+                                          hardsigmoid_bwd_avx512};
+#endif
+
+/* avx512-emulated runs on AVX2 hardware: AVX2's */
+const fa_piecewise16_set *fa_piecewise16_for(int isa) {
+#if defined(FA_X86_PIECEWISE16)
+    if (isa == FA_ISA_AVX512) return &avx512;
+    if (isa == FA_ISA_AVX2 || isa == FA_ISA_AVX512_EMULATED) return &avx2;
+#endif
+    return &portable;
+}
