@@ -149,7 +149,7 @@ typedef struct {
     const fa_convert16_set *convert; /* the current ISA's conversions */
     fa_relu16_fn relu16;  /* computes on the 16-bit values directly (ReLU); or NULL */
     int exact;            /* exact_through_float32: rounded without the tie scan */
-    fa_piecewise16_fn piecewise16; /* the same in one pass over contiguous data; or NULL */
+    fa_piecewise16_fn piecewise16; /* the op in one pass over contiguous 16-bit data; or NULL */
     float limits[2];      /* its interval */
 } fa_job;
 
@@ -607,6 +607,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.piecewise16 = forward ? piecewise16->clamp : piecewise16->pass_between;
             job.limits[1] = 6.0f; /* relu6's; hardtanh's come with its parameters below */
         }
+        if (spec->op == FA_LEAKY_RELU) /* its slope comes with its parameters below */
+            job.piecewise16 = forward ? piecewise16->leaky_relu : piecewise16->leaky_relu_bwd;
         if (spec->op == FA_HARDSIGMOID) {
             job.piecewise16 = forward ? piecewise16->hardsigmoid : piecewise16->hardsigmoid_bwd;
             job.limits[0] = -3.0f;
@@ -640,8 +642,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         }
         fa_job part = job;
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
-        if (spec->op == FA_HARDTANH) /* as its float32 kernel rounds them */
-            part.limits[0] = (float)params[0], part.limits[1] = (float)params[1];
+        if (spec->op == FA_HARDTANH || spec->op == FA_LEAKY_RELU) /* as their float32 kernels round them */
+            part.limits[0] = (float)params[0], part.limits[1] = (float)params[spec->nparams - 1];
         run_job(&part, spec, dtype_index, count);
     }
     fa_restore_rounding(saved);

@@ -1,5 +1,5 @@
-/* relu6, hardtanh and hardsigmoid on contiguous 16-bit arrays, one pass per
- * ISA (see piecewise16.h). The block path of loops.c widens a block into a
+/* relu6, hardtanh, hardsigmoid and leaky_relu on contiguous 16-bit arrays,
+ * one pass per ISA (see piecewise16.h). The block path of loops.c widens a block into a
  * float32 buffer, runs the float32 kernel over it and rounds it back, three
  * passes through memory for a function that is a compare and a select: here
  * each vector goes through all three in registers. The results are the block
@@ -9,7 +9,12 @@
  *    exact remainder t - 6q (c = 1/6 rounded): within a float32 ULP of t/6
  *    and exactly t/6 where that is a float32. For a 16-bit t, t/6 is either
  *    a 16-bit tie itself or farther from one than 2^-21 of it (loops.c), so
- *    it rounds to the 16-bit type as the correctly rounded quotient does.
+ *    it rounds to the 16-bit type as the correctly rounded quotient does;
+ *  - leaky_relu's product p = x s (or g s) is rounded to odd in float32 from
+ *    its exact remainder x s - p (an FMA): rounding that to the 16-bit type
+ *    is rounding x s once, float32 having more than two bits to spare. A
+ *    bfloat16 product below 2^-126 is computed in float64 instead: there the
+ *    remainder may be too small for float32 to hold.
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -74,8 +79,29 @@ static void hardsigmoid_bwd_portable(const uint16_t *const *in, uint16_t *out, p
     }
 }
 
+/* v s rounded once to the 16-bit type: exact in float64 (at most 11 + 24 bits) */
+static uint16_t scaled_portable(float v, float s, int bf16) {
+    double product = (double)v * s;
+    return bf16 ? fa_double_to_bf16(product) : fa_double_to_half(product);
+}
+static void leaky_relu_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float x = widen_portable(in[0][i], bf16);
+        out[i] = x != x || x > 0 ? narrow_portable(x, bf16) : scaled_portable(x, limits[0], bf16);
+    }
+}
+static void leaky_relu_bwd_portable(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                    const float *limits) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float g = widen_portable(in[0][i], bf16), x = widen_portable(in[1][i], bf16);
+        out[i] = x != x ? narrow_portable(x + 0.0f, bf16)
+                 : x > 0 ? narrow_portable(g, bf16)
+                         : scaled_portable(g, limits[0], bf16);
+    }
+}
+
 static const fa_piecewise16_set portable = {clamp_portable, pass_between_16_portable, hardsigmoid_portable,
-                                            hardsigmoid_bwd_portable};
+                                            hardsigmoid_bwd_portable, leaky_relu_portable, leaky_relu_bwd_portable};
 
 #if defined(FA_X86_PIECEWISE16)
 /* Full vectors in place; the last few elements through a zeroed buffer of
@@ -175,7 +201,73 @@ FA_AVX2_ static void hardsigmoid_bwd_avx2(const uint16_t *const *in, uint16_t *o
 #undef FA_HARDSIGMOID_BWD_AVX2_
 }
 
-static const fa_piecewise16_set avx2 = {clamp_avx2, pass_between16_avx2, hardsigmoid_avx2, hardsigmoid_bwd_avx2};
+/* v s rounded to odd (see the top); *tiny: the lanes a bfloat16 caller must
+ * redo in float64 (nonzero products below 2^-126) */
+FA_AVX2_ static inline __m256 product_to_odd_avx2(__m256 v, __m256 s, int *tiny) {
+    __m256 p = _mm256_mul_ps(v, s);
+    __m256 remainder = _mm256_fmsub_ps(v, s, p);
+    /* the remainder's sign against p's: the same, p is below the product in
+     * magnitude (p's bits, made odd); else above (one step down, made odd) */
+    __m256i above = _mm256_srai_epi32(_mm256_castps_si256(_mm256_xor_ps(remainder, p)), 31); /* -1 or 0 */
+    __m256i odd = _mm256_or_si256(_mm256_add_epi32(_mm256_castps_si256(p), above), _mm256_set1_epi32(1));
+    /* exact, or p or the remainder not finite: p as it is */
+    __m256 inexact = _mm256_cmp_ps(remainder, _mm256_setzero_ps(), _CMP_NEQ_OQ);
+    __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), p);
+    inexact = _mm256_and_ps(inexact, _mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+    *tiny = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p-126f), _CMP_LT_OQ),
+                                             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
+    return _mm256_blendv_ps(p, _mm256_castsi256_ps(odd), inexact);
+}
+/* redo the tiny lanes of one vector in float64, for bfloat16 */
+static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16) {
+    for (int k = 0; lanes; k++, lanes >>= 1)
+        if (lanes & 1) to[k] = scaled_portable(v[k], s, bf16);
+}
+FA_AVX2_ static void leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                     const float *limits) {
+    const __m256 s = _mm256_set1_ps(limits[0]);
+#define FA_LEAKY_AVX2_(at, to)                                                                       \
+    {                                                                                                \
+        __m256 x = load_avx2(at[0], bf16);                                                           \
+        int tiny;                                                                                    \
+        __m256 scaled = product_to_odd_avx2(x, s, &tiny);                                            \
+        __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); \
+        store_avx2(to, _mm256_blendv_ps(scaled, x, keep), bf16);                                     \
+        tiny &= ~_mm256_movemask_ps(keep);                                                           \
+        if (bf16 && tiny) {                                                                          \
+            float lanes[8];                                                                          \
+            _mm256_storeu_ps(lanes, x);                                                              \
+            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
+        }                                                                                            \
+    }
+    FA_PIECEWISE16_LOOP_(8, 1, FA_LEAKY_AVX2_)
+#undef FA_LEAKY_AVX2_
+}
+FA_AVX2_ static void leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                         const float *limits) {
+    const __m256 s = _mm256_set1_ps(limits[0]);
+#define FA_LEAKY_BWD_AVX2_(at, to)                                                                   \
+    {                                                                                                \
+        __m256 g = load_avx2(at[0], bf16), x = load_avx2(at[1], bf16);                               \
+        int tiny;                                                                                    \
+        __m256 scaled = product_to_odd_avx2(g, s, &tiny);                                            \
+        __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);                         \
+        __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                                              \
+        __m256 y = _mm256_blendv_ps(_mm256_blendv_ps(scaled, g, positive), _mm256_add_ps(x, _mm256_setzero_ps()), nan); \
+        store_avx2(to, y, bf16);                                                                     \
+        tiny &= ~_mm256_movemask_ps(_mm256_or_ps(positive, nan));                                    \
+        if (bf16 && tiny) {                                                                          \
+            float lanes[8];                                                                          \
+            _mm256_storeu_ps(lanes, g);                                                              \
+            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
+        }                                                                                            \
+    }
+    FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
+#undef FA_LEAKY_BWD_AVX2_
+}
+
+static const fa_piecewise16_set avx2 = {clamp_avx2,           pass_between16_avx2, hardsigmoid_avx2,
+                                        hardsigmoid_bwd_avx2, leaky_relu_avx2,     leaky_relu_bwd_avx2};
 
 /* ---- AVX-512F ---- */
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
@@ -256,8 +348,68 @@ FA_AVX512_ static void hardsigmoid_bwd_avx512(const uint16_t *const *in, uint16_
 #undef FA_HARDSIGMOID_BWD_AVX512_
 }
 
-static const fa_piecewise16_set avx512 = {clamp_avx512, pass_between16_avx512, hardsigmoid_avx512,
-                                          hardsigmoid_bwd_avx512};
+FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s, __mmask16 *tiny) {
+    __m512 p = _mm512_mul_ps(v, s);
+    __m512 remainder = _mm512_fmsub_ps(v, s, p);
+    __m512i bits = _mm512_castps_si512(p), one = _mm512_set1_epi32(1);
+    /* the remainder's sign against p's: the same, p is below the product in
+     * magnitude (p's bits, made odd); else above (one step down, made odd) */
+    __mmask16 above = _mm512_cmplt_epi32_mask(_mm512_xor_si512(_mm512_castps_si512(remainder), bits),
+                                              _mm512_setzero_si512());
+    __m512i odd = _mm512_or_si512(_mm512_mask_sub_epi32(bits, above, bits, one), one);
+    __m512 magnitude = _mm512_abs_ps(p);
+    __mmask16 inexact = _mm512_cmp_ps_mask(remainder, _mm512_setzero_ps(), _CMP_NEQ_OQ) &
+                        _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
+    *tiny = _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ) &
+            _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+    return _mm512_mask_mov_ps(p, inexact, _mm512_castsi512_ps(odd));
+}
+FA_AVX512_ static void leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                         const float *limits) {
+    const __m512 s = _mm512_set1_ps(limits[0]);
+#define FA_LEAKY_AVX512_(at, to)                                                                     \
+    {                                                                                                \
+        __m512 x = load_avx512(at[0], bf16);                                                         \
+        __mmask16 tiny;                                                                              \
+        __m512 scaled = product_to_odd_avx512(x, s, &tiny);                                          \
+        __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ) |                    \
+                         _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                                     \
+        store_avx512(to, _mm512_mask_mov_ps(scaled, keep, x), bf16);                                 \
+        tiny &= (__mmask16)~keep;                                                                    \
+        if (bf16 && tiny) {                                                                          \
+            float lanes[16];                                                                         \
+            _mm512_storeu_ps(lanes, x);                                                              \
+            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
+        }                                                                                            \
+    }
+    FA_PIECEWISE16_LOOP_(16, 1, FA_LEAKY_AVX512_)
+#undef FA_LEAKY_AVX512_
+}
+FA_AVX512_ static void leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                             const float *limits) {
+    const __m512 s = _mm512_set1_ps(limits[0]);
+#define FA_LEAKY_BWD_AVX512_(at, to)                                                                 \
+    {                                                                                                \
+        __m512 g = load_avx512(at[0], bf16), x = load_avx512(at[1], bf16);                           \
+        __mmask16 tiny;                                                                              \
+        __m512 scaled = product_to_odd_avx512(g, s, &tiny);                                          \
+        __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);                 \
+        __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                                      \
+        __m512 y = _mm512_mask_mov_ps(scaled, positive, g);                                          \
+        store_avx512(to, _mm512_mask_add_ps(y, nan, x, _mm512_setzero_ps()), bf16);                 \
+        tiny &= (__mmask16)~(positive | nan);                                                        \
+        if (bf16 && tiny) {                                                                          \
+            float lanes[16];                                                                         \
+            _mm512_storeu_ps(lanes, g);                                                              \
+            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
+        }                                                                                            \
+    }
+    FA_PIECEWISE16_LOOP_(16, 2, FA_LEAKY_BWD_AVX512_)
+#undef FA_LEAKY_BWD_AVX512_
+}
+
+static const fa_piecewise16_set avx512 = {clamp_avx512,           pass_between16_avx512, hardsigmoid_avx512,
+                                          hardsigmoid_bwd_avx512, leaky_relu_avx512,     leaky_relu_bwd_avx512};
 #endif
 
 /* avx512-emulated runs on AVX2 hardware: AVX2's */

@@ -225,12 +225,15 @@ def test_same_bits_on_every_isa_and_layout(variant, half):
 
 
 @pytest.mark.parametrize("name, params", [("relu6", {}), ("hardtanh", {"min_val": -0.3, "max_val": 2.7}),
-                                          ("hardsigmoid", {})])
+                                          ("hardsigmoid", {}), ("leaky_relu", {"negative_slope": 0.37}),
+                                          ("leaky_relu", {"negative_slope": 1e-39}),
+                                          ("leaky_relu", {"negative_slope": 3e30})])
 def test_one_pass_piecewise_tails_and_parameters(name, params, half):
-    """relu6, hardtanh and hardsigmoid take one pass over contiguous 16-bit data
-    (piecewise16.c): every length up to three vectors, at every offset, and
-    hardtanh's limits rounded to float32 (-0.3 is not a 16-bit value) give the
-    bits of the block path that strided data takes."""
+    """relu6, hardtanh, hardsigmoid and leaky_relu take one pass over contiguous
+    16-bit data (piecewise16.c): every length up to three vectors, at every
+    offset, parameters rounded to float32 (-0.3 is not a 16-bit value; 1e-39
+    is a subnormal slope; 3e30 overflows) give the bits of the block path that
+    strided data takes."""
     rng = np.random.default_rng(3)
     forward, backward = getattr(fa, name), getattr(fa, f"{name}_backward")
     pool = rng.normal(0, 3, 200).astype(np.float32).astype(HALF_TYPES[half][0])
@@ -461,12 +464,18 @@ def test_exact_functions_are_rounded_once(isa, variant, half):
                                  f"not rounded once, first at x = {float(x[wrong][0])!r}")
 
 
-@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3])
+# 1e-39: a subnormal float32 slope, whose bfloat16 products fall below 2^-126
+@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 1e-39, 3e30])
 def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
     """leaky_relu's slope is rounded to float32 first, as its float32 kernel and
     PyTorch round it; a tie of the product is resolved with that slope too, so
-    every result is x * float32(slope) rounded once."""
+    every result, forward and backward, is x * float32(slope) (or g *) rounded
+    once."""
     x = all_values(half)
     x = x[np.isfinite(widen(x)) & (widen(x) < 0)]
     exact = widen(x) * float(np.float32(slope))  # exact in float64: at most 11 + 24 bits
-    np.testing.assert_array_equal(widen(fa.leaky_relu(x, slope)), widen(round_once(exact, half)))
+    with quiet():
+        np.testing.assert_array_equal(widen(fa.leaky_relu(x, slope)), widen(round_once(exact, half)))
+        g = -x[::-1]
+        np.testing.assert_array_equal(widen(fa.leaky_relu_backward(g, x, slope)),
+                                      widen(round_once(widen(g) * float(np.float32(slope)), half)))
