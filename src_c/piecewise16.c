@@ -1,20 +1,24 @@
 /* relu6, hardtanh, hardsigmoid and leaky_relu on contiguous 16-bit arrays,
- * one pass per ISA (see piecewise16.h). The block path of loops.c widens a block into a
- * float32 buffer, runs the float32 kernel over it and rounds it back, three
- * passes through memory for a function that is a compare and a select: here
- * each vector goes through all three in registers. The results are the block
+ * one pass per ISA (see piecewise16.h). The block path of loops.c widens a
+ * block into a float32 buffer, runs the float32 kernel over it and rounds it
+ * back: three passes through memory for a function that is a compare, a
+ * select and at most a product. Here each vector takes all three in registers. The results are the block
  * path's bits (the tests compare the two on every 16-bit input):
  *  - the selects return an input, zero or a limit, exactly;
  *  - hardsigmoid's t/6 (t = x + 3, or g) is q = t c corrected once by the
- *    exact remainder t - 6q (c = 1/6 rounded): within a float32 ULP of t/6
- *    and exactly t/6 where that is a float32. For a 16-bit t, t/6 is either
- *    a 16-bit tie itself or farther from one than 2^-21 of it (loops.c), so
- *    it rounds to the 16-bit type as the correctly rounded quotient does;
+ *    exact remainder t - 6q (c = 1/6 rounded; q itself where that is zero,
+ *    which keeps -0): within a float32 ULP of t/6 and exactly t/6 where that
+ *    is a float32. t/6 is either a 16-bit tie itself or farther from one
+ *    than 2^-21 of it (loops.c), so it rounds to the 16-bit type as the
+ *    correctly rounded quotient does. (x + 3 is inexact in float32 only for
+ *    |x| below about 2^-12, where the result is 0.5 + x/6, far from a tie.)
  *  - leaky_relu's product p = x s (or g s) is rounded to odd in float32 from
  *    its exact remainder x s - p (an FMA): rounding that to the 16-bit type
- *    is rounding x s once, float32 having more than two bits to spare. A
- *    bfloat16 product below 2^-126 is computed in float64 instead: there the
- *    remainder may be too small for float32 to hold.
+ *    is rounding x s once, float32 having more than two bits to spare. The
+ *    remainder has bits down to 2^-31 of p for bfloat16 (8 + 24 bits), 2^-34
+ *    for float16: below 2^-101 it may not fit a normal float32 (nor survive
+ *    flush-to-zero), so a bfloat16 product there is computed in float64; a
+ *    float16 one that small rounds to zero either way.
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -39,10 +43,12 @@ static float widen_portable(uint16_t h, int bf16) {
 static uint16_t narrow_portable(float v, int bf16) {
     return bf16 ? fa_float_to_bf16(v) : fa_float_to_half(v);
 }
+/* q corrected where its remainder is nonzero: not for t = -0 (the sum would
+ * be +0) nor an infinite t (NaN) */
 static float sixth_portable(float t) {
     float q = t * FA_SIXTH_;
-    float corrected = fmaf(fmaf(-q, 6.0f, t), FA_SIXTH_, q);
-    return corrected != corrected ? q : corrected; /* t infinite: the remainder is NaN */
+    float remainder = fmaf(-q, 6.0f, t);
+    return remainder < 0 || remainder > 0 ? fmaf(remainder, FA_SIXTH_, q) : q;
 }
 static float pass_between_portable(float g, float x, float lo, float hi) {
     return x != x ? x + 0.0f : x > lo && x < hi ? g : 0.0f;
@@ -148,8 +154,8 @@ FA_AVX2_ static inline void store_avx2(uint16_t *p, __m256 v, int bf16) {
 FA_AVX2_ static inline __m256 sixth_avx2(__m256 t) {
     const __m256 c = _mm256_set1_ps(FA_SIXTH_);
     __m256 q = _mm256_mul_ps(t, c);
-    __m256 corrected = _mm256_fmadd_ps(_mm256_fnmadd_ps(q, _mm256_set1_ps(6.0f), t), c, q);
-    return _mm256_blendv_ps(corrected, q, _mm256_cmp_ps(corrected, corrected, _CMP_UNORD_Q));
+    __m256 remainder = _mm256_fnmadd_ps(q, _mm256_set1_ps(6.0f), t);
+    return _mm256_blendv_ps(q, _mm256_fmadd_ps(remainder, c, q), _mm256_cmp_ps(remainder, _mm256_setzero_ps(), _CMP_NEQ_OQ));
 }
 FA_AVX2_ static inline __m256 pass_between_avx2(__m256 g, __m256 x, __m256 lo, __m256 hi) {
     __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GT_OQ), _mm256_cmp_ps(x, hi, _CMP_LT_OQ));
@@ -214,7 +220,7 @@ FA_AVX2_ static inline __m256 product_to_odd_avx2(__m256 v, __m256 s, int *tiny)
     __m256 inexact = _mm256_cmp_ps(remainder, _mm256_setzero_ps(), _CMP_NEQ_OQ);
     __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), p);
     inexact = _mm256_and_ps(inexact, _mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
-    *tiny = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p-126f), _CMP_LT_OQ),
+    *tiny = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p-101f), _CMP_LT_OQ),
                                              _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
     return _mm256_blendv_ps(p, _mm256_castsi256_ps(odd), inexact);
 }
@@ -294,8 +300,9 @@ FA_AVX512_ static inline void store_avx512(uint16_t *p, __m512 v, int bf16) {
 FA_AVX512_ static inline __m512 sixth_avx512(__m512 t) {
     const __m512 c = _mm512_set1_ps(FA_SIXTH_);
     __m512 q = _mm512_mul_ps(t, c);
-    __m512 corrected = _mm512_fmadd_ps(_mm512_fnmadd_ps(q, _mm512_set1_ps(6.0f), t), c, q);
-    return _mm512_mask_mov_ps(corrected, _mm512_cmp_ps_mask(corrected, corrected, _CMP_UNORD_Q), q);
+    __m512 remainder = _mm512_fnmadd_ps(q, _mm512_set1_ps(6.0f), t);
+    return _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(remainder, _mm512_setzero_ps(), _CMP_NEQ_OQ),
+                              _mm512_fmadd_ps(remainder, c, q));
 }
 FA_AVX512_ static inline __m512 pass_between_avx512(__m512 g, __m512 x, __m512 lo, __m512 hi) {
     __mmask16 inside = _mm512_cmp_ps_mask(x, lo, _CMP_GT_OQ) & _mm512_cmp_ps_mask(x, hi, _CMP_LT_OQ);
@@ -360,7 +367,7 @@ FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s, __mmas
     __m512 magnitude = _mm512_abs_ps(p);
     __mmask16 inexact = _mm512_cmp_ps_mask(remainder, _mm512_setzero_ps(), _CMP_NEQ_OQ) &
                         _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-    *tiny = _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ) &
+    *tiny = _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(0x1p-101f), _CMP_LT_OQ) &
             _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_OQ);
     return _mm512_mask_mov_ps(p, inexact, _mm512_castsi512_ps(odd));
 }

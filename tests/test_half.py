@@ -239,6 +239,7 @@ def test_one_pass_piecewise_tails_and_parameters(name, params, half):
     pool = rng.normal(0, 3, 200).astype(np.float32).astype(HALF_TYPES[half][0])
     pool[:6] = [np.nan, np.inf, -np.inf, -0.0, 3.0, -3.0]
     grads = rng.normal(0, 2, 200).astype(np.float32).astype(pool.dtype)
+    grads[10:20] = -0.0  # g/6 keeps its sign
     for isa_name in TESTABLE_ISAS:
         with _isa(isa_name), quiet():
             for n in range(1, 50):
@@ -464,8 +465,9 @@ def test_exact_functions_are_rounded_once(isa, variant, half):
                                  f"not rounded once, first at x = {float(x[wrong][0])!r}")
 
 
-# 1e-39: a subnormal float32 slope, whose bfloat16 products fall below 2^-126
-@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 1e-39, 3e30])
+# 1e-39: a subnormal float32 slope, whose bfloat16 products fall below 2^-126;
+# 0.37 and 0.7: bfloat16 products just above 2^-126 whose remainder float32 cannot hold
+@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 0.37, 0.7, 1e-39, 3e30])
 def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
     """leaky_relu's slope is rounded to float32 first, as its float32 kernel and
     PyTorch round it; a tie of the product is resolved with that slope too, so
