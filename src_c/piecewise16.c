@@ -110,6 +110,17 @@ static const fa_piecewise16_set portable = {clamp_portable, pass_between_16_port
                                             hardsigmoid_bwd_portable, leaky_relu_portable, leaky_relu_bwd_portable};
 
 #if defined(FA_X86_PIECEWISE16)
+/* Each body is compiled twice, for float16 and for bfloat16 as a constant:
+ * with the type a run-time flag the loops kept both conversions' branches
+ * and reloaded their constants (bfloat16 leaky_relu ran at half float16's
+ * speed). */
+#define FA_BODY_ inline __attribute__((always_inline))
+#define FA_BF16_CONSTANT_(name, attr)                                                               \
+    attr static void name(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) { \
+        if (bf16) body_##name(in, out, n, 1, limits);                                            \
+        else body_##name(in, out, n, 0, limits);                                                 \
+    }
+
 /* Full vectors in place; the last few elements through a zeroed buffer of
  * one vector (a masked 16-bit load needs AVX512BW, which "avx512" does not
  * assume). W: lanes; NIN: inputs; BODY(in, out): one vector. */
@@ -163,7 +174,7 @@ FA_AVX2_ static inline __m256 pass_between_avx2(__m256 g, __m256 x, __m256 lo, _
     return _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_setzero_ps()), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-FA_AVX2_ static void clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
+FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
     const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
 #define FA_CLAMP_AVX2_(at, to)                                                               \
     {                                                                                        \
@@ -174,7 +185,7 @@ FA_AVX2_ static void clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdif
     FA_PIECEWISE16_LOOP_(8, 1, FA_CLAMP_AVX2_)
 #undef FA_CLAMP_AVX2_
 }
-FA_AVX2_ static void pass_between16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX2_ static FA_BODY_ void body_pass_between16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                           const float *limits) {
     const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
 #define FA_BETWEEN_AVX2_(at, to) \
@@ -182,7 +193,7 @@ FA_AVX2_ static void pass_between16_avx2(const uint16_t *const *in, uint16_t *ou
     FA_PIECEWISE16_LOOP_(8, 2, FA_BETWEEN_AVX2_)
 #undef FA_BETWEEN_AVX2_
 }
-FA_AVX2_ static void hardsigmoid_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX2_ static FA_BODY_ void body_hardsigmoid_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                       const float *limits) {
     (void)limits;
     const __m256 three = _mm256_set1_ps(3.0f), minus_three = _mm256_set1_ps(-3.0f);
@@ -197,7 +208,7 @@ FA_AVX2_ static void hardsigmoid_avx2(const uint16_t *const *in, uint16_t *out, 
     FA_PIECEWISE16_LOOP_(8, 1, FA_HARDSIGMOID_AVX2_)
 #undef FA_HARDSIGMOID_AVX2_
 }
-FA_AVX2_ static void hardsigmoid_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX2_ static FA_BODY_ void body_hardsigmoid_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                           const float *limits) {
     (void)limits;
     const __m256 lo = _mm256_set1_ps(-3.0f), hi = _mm256_set1_ps(3.0f);
@@ -229,7 +240,7 @@ static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16
     for (int k = 0; lanes; k++, lanes >>= 1)
         if (lanes & 1) to[k] = scaled_portable(v[k], s, bf16);
 }
-FA_AVX2_ static void leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                      const float *limits) {
     const __m256 s = _mm256_set1_ps(limits[0]);
 #define FA_LEAKY_AVX2_(at, to)                                                                       \
@@ -249,7 +260,7 @@ FA_AVX2_ static void leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, p
     FA_PIECEWISE16_LOOP_(8, 1, FA_LEAKY_AVX2_)
 #undef FA_LEAKY_AVX2_
 }
-FA_AVX2_ static void leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
     const __m256 s = _mm256_set1_ps(limits[0]);
 #define FA_LEAKY_BWD_AVX2_(at, to)                                                                   \
@@ -271,6 +282,13 @@ FA_AVX2_ static void leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *ou
     FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
 #undef FA_LEAKY_BWD_AVX2_
 }
+
+FA_BF16_CONSTANT_(clamp_avx2, FA_AVX2_)
+FA_BF16_CONSTANT_(pass_between16_avx2, FA_AVX2_)
+FA_BF16_CONSTANT_(hardsigmoid_avx2, FA_AVX2_)
+FA_BF16_CONSTANT_(hardsigmoid_bwd_avx2, FA_AVX2_)
+FA_BF16_CONSTANT_(leaky_relu_avx2, FA_AVX2_)
+FA_BF16_CONSTANT_(leaky_relu_bwd_avx2, FA_AVX2_)
 
 static const fa_piecewise16_set avx2 = {clamp_avx2,           pass_between16_avx2, hardsigmoid_avx2,
                                         hardsigmoid_bwd_avx2, leaky_relu_avx2,     leaky_relu_bwd_avx2};
@@ -310,7 +328,7 @@ FA_AVX512_ static inline __m512 pass_between_avx512(__m512 g, __m512 x, __m512 l
     return _mm512_mask_add_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x, _mm512_setzero_ps());
 }
 
-FA_AVX512_ static void clamp_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_clamp_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                    const float *limits) {
     const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
 #define FA_CLAMP_AVX512_(at, to)                                                        \
@@ -322,7 +340,7 @@ FA_AVX512_ static void clamp_avx512(const uint16_t *const *in, uint16_t *out, pt
     FA_PIECEWISE16_LOOP_(16, 1, FA_CLAMP_AVX512_)
 #undef FA_CLAMP_AVX512_
 }
-FA_AVX512_ static void pass_between16_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_pass_between16_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                               const float *limits) {
     const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
 #define FA_BETWEEN_AVX512_(at, to) \
@@ -330,7 +348,7 @@ FA_AVX512_ static void pass_between16_avx512(const uint16_t *const *in, uint16_t
     FA_PIECEWISE16_LOOP_(16, 2, FA_BETWEEN_AVX512_)
 #undef FA_BETWEEN_AVX512_
 }
-FA_AVX512_ static void hardsigmoid_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_hardsigmoid_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                           const float *limits) {
     (void)limits;
     const __m512 three = _mm512_set1_ps(3.0f), minus_three = _mm512_set1_ps(-3.0f);
@@ -345,7 +363,7 @@ FA_AVX512_ static void hardsigmoid_avx512(const uint16_t *const *in, uint16_t *o
     FA_PIECEWISE16_LOOP_(16, 1, FA_HARDSIGMOID_AVX512_)
 #undef FA_HARDSIGMOID_AVX512_
 }
-FA_AVX512_ static void hardsigmoid_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_hardsigmoid_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                               const float *limits) {
     (void)limits;
     const __m512 lo = _mm512_set1_ps(-3.0f), hi = _mm512_set1_ps(3.0f);
@@ -371,7 +389,7 @@ FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s, __mmas
             _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_OQ);
     return _mm512_mask_mov_ps(p, inexact, _mm512_castsi512_ps(odd));
 }
-FA_AVX512_ static void leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
     const __m512 s = _mm512_set1_ps(limits[0]);
 #define FA_LEAKY_AVX512_(at, to)                                                                     \
@@ -392,7 +410,7 @@ FA_AVX512_ static void leaky_relu_avx512(const uint16_t *const *in, uint16_t *ou
     FA_PIECEWISE16_LOOP_(16, 1, FA_LEAKY_AVX512_)
 #undef FA_LEAKY_AVX512_
 }
-FA_AVX512_ static void leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                              const float *limits) {
     const __m512 s = _mm512_set1_ps(limits[0]);
 #define FA_LEAKY_BWD_AVX512_(at, to)                                                                 \
@@ -414,6 +432,13 @@ FA_AVX512_ static void leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t
     FA_PIECEWISE16_LOOP_(16, 2, FA_LEAKY_BWD_AVX512_)
 #undef FA_LEAKY_BWD_AVX512_
 }
+
+FA_BF16_CONSTANT_(clamp_avx512, FA_AVX512_)
+FA_BF16_CONSTANT_(pass_between16_avx512, FA_AVX512_)
+FA_BF16_CONSTANT_(hardsigmoid_avx512, FA_AVX512_)
+FA_BF16_CONSTANT_(hardsigmoid_bwd_avx512, FA_AVX512_)
+FA_BF16_CONSTANT_(leaky_relu_avx512, FA_AVX512_)
+FA_BF16_CONSTANT_(leaky_relu_bwd_avx512, FA_AVX512_)
 
 static const fa_piecewise16_set avx512 = {clamp_avx512,           pass_between16_avx512, hardsigmoid_avx512,
                                           hardsigmoid_bwd_avx512, leaky_relu_avx512,     leaky_relu_bwd_avx512};
