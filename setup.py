@@ -15,8 +15,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "piecewise16.c", "kernels_scalar.c", "kernels_avx2.c",
-             "kernels_avx512.c", "kernels_avx512_emulated.c"]
+C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "piecewise16.c", "table16.c",
+             "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c"]
 IS_MSVC = sys.platform == "win32"
 
 

@@ -19,6 +19,7 @@
 #include "convert16.h"
 #include "half.h"
 #include "piecewise16.h"
+#include "table16.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
 #define FA_BLOCK 1024      /* elements per gather buffer */
@@ -151,6 +152,7 @@ typedef struct {
     int exact;            /* exact_through_float32: rounded without the tie scan */
     fa_piecewise16_fn piecewise16; /* the op in one pass over contiguous 16-bit data; or NULL */
     float limits[2];      /* its interval */
+    const uint16_t *table; /* all 65536 results (table16.h); or NULL */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -432,6 +434,8 @@ static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16
  * conversions raise them too (convert16.c). Once per call, not per block:
  * reading and writing MXCSR stalls the pipeline. */
 #if defined(__SSE2__) || defined(_M_X64)
+#define FA_MXCSR_FTZ 0x8000u
+#define FA_MXCSR_DAZ 0x0040u
 typedef unsigned fa_flags;
 static fa_flags save_flags(void) {
     return _mm_getcsr();
@@ -459,6 +463,11 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const fa_half_type *half = job->dtype->half;
     const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
     int nout = job->nargs - job->nin;
+    if (job->table) {
+        fa_table16_apply(fa_isa_current(), job->table, job->args[0] + begin * job->steps[0], job->steps[0],
+                         job->args[1] + begin * job->steps[1], job->steps[1], end - begin, job->block);
+        return;
+    }
     if ((job->relu16 || job->piecewise16) && unit_steps(job)) {
         const uint16_t *in16[FA_MAX_INPUTS];
         for (ptrdiff_t start = begin, n; start < end; start += n) {
@@ -520,6 +529,38 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     fa_flags saved = save_flags();
     run_half_blocks(job, begin, end);
     restore_flags(saved);
+}
+
+/* The unary forward ops without one-pass code of their own, on 16-bit data:
+ * looked up in a table of all their results for the job's parameters, once
+ * enough elements have gone through the computing path to pay for filling
+ * the table by that same path. */
+static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, ptrdiff_t n) {
+    if (spec->direction != FA_FWD || spec->nin != 1 || spec->nout != 1 || job->relu16 || job->piecewise16 ||
+        job->half_sum_at >= 0)
+        return NULL;
+    fa_table16_key key = {fa_isa_current(), spec->op, spec->tier, job->dtype->half->bf16};
+    int taken;
+    const uint16_t *table = fa_table16_get(key, job->params, spec->nparams, &taken);
+    if (table || taken || !fa_table16_worth_filling(key, n)) return table;
+    fa_table16 *filled = fa_table16_new(job->params, spec->nparams);
+    if (!filled) return NULL;
+    for (ptrdiff_t i = 0; i < FA_TABLE16_SIZE; i++) filled->result[i] = (uint16_t)i;
+    fa_job fill = *job; /* in place: each block is widened before it is written */
+    fill.args[0] = fill.args[1] = (char *)filled->result;
+    fill.steps[0] = fill.steps[1] = 2;
+    fill.block = PTRDIFF_MAX;
+#if defined(__SSE2__) || defined(_M_X64)
+    /* the IEEE results, whatever flush-to-zero or denormals-are-zero mode
+     * the caller that happens to fill the table has set */
+    unsigned csr = _mm_getcsr();
+    _mm_setcsr(csr & ~(FA_MXCSR_FTZ | FA_MXCSR_DAZ));
+    run_half_blocks(&fill, 0, FA_TABLE16_SIZE);
+    _mm_setcsr(csr); /* its flags too, as run_half drops them */
+#else
+    run_half(&fill, 0, FA_TABLE16_SIZE);
+#endif
+    return fa_table16_publish(key, filled, spec->nparams);
 }
 
 static void run_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
@@ -589,7 +630,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -644,6 +685,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
         if (spec->op == FA_HARDTANH || spec->op == FA_LEAKY_RELU) /* as their float32 kernels round them */
             part.limits[0] = (float)params[0], part.limits[1] = (float)params[spec->nparams - 1];
+        if (dtype->half) part.table = table_for(&part, spec, count);
         run_job(&part, spec, dtype_index, count);
     }
     fa_restore_rounding(saved);

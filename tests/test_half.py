@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
+from fastact import _ext
 from conftest import TESTABLE_ISAS
 from fastact import _reference as ref
 from fastact._manifest import TIERS
@@ -222,6 +223,71 @@ def test_same_bits_on_every_isa_and_layout(variant, half):
         np.testing.assert_array_equal(forwards[0], r)
     for r in backwards[1:]:
         np.testing.assert_array_equal(backwards[0], r)
+
+
+# unary forward functions without one-pass code of their own look 16-bit
+# results up in a table of all 65536, filled by the computing path
+TABLED = [key for key, v in VARIANTS.items()
+          if v.name not in ("relu", "relu6", "hardsigmoid", "hardtanh", "leaky_relu")]
+
+
+@contextlib.contextmanager
+def _tables(on):
+    previous = _ext.table16(on)
+    try:
+        yield
+    finally:
+        _ext.table16(previous)
+
+
+@pytest.mark.parametrize("variant", TABLED, indirect=True)
+def test_tables_give_the_computed_bits(variant, half):
+    """Under every kernel set, a table of all results (table16.c) gives the bits
+    the computing path gives, contiguous, strided, in place and overlapping
+    by one element; small calls before a table is filled compute."""
+    x = all_values(half)
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), quiet():
+            with _tables(False):
+                computed = variant.forward(x).view(np.uint16)
+                strided = np.empty(2 * x.size, x.dtype)[::2]
+                strided[...] = x
+                np.testing.assert_array_equal(variant.forward(strided).view(np.uint16), computed)
+            with _tables(True):
+                for start in range(0, x.size, 4099):  # filled part way through, in whichever process
+                    part = variant.forward(x[start:start + 4099]).view(np.uint16)
+                    np.testing.assert_array_equal(part, computed[start:start + 4099], err_msg=isa_name)
+                looked_up = [variant.forward(x), variant.forward(strided), variant.forward(x[::-1])[::-1]]
+                in_place = x.copy()
+                variant.forward(in_place, out=in_place)
+                shifted = np.concatenate([x[:1], x])  # out[i] is x[i + 1]'s slot: read before written
+                variant.forward(shifted[1:], out=shifted[:-1])
+                behind = np.concatenate([x, x[-1:]])  # NumPy copies this one first
+                variant.forward(behind[:-1], out=behind[1:])
+                for got in looked_up + [in_place, shifted[:-1], behind[1:]]:
+                    np.testing.assert_array_equal(got.view(np.uint16), computed, err_msg=isa_name)
+
+
+@pytest.mark.parametrize("name, param_sets", [
+    ("elu", [{"alpha": -0.0}, {"alpha": 0.0}, {"alpha": 0.5}]),
+    ("celu", [{"alpha": 2.0}, {"alpha": 1.0}]),
+    ("softplus", [{"beta": 2.0, "threshold": 5.0}, {"beta": 2.0, "threshold": 20.0}, {}])])
+def test_tables_hold_their_parameters(name, param_sets, half):
+    """A table holds the results for one set of parameters, told apart bit for
+    bit (alpha -0.0 is not 0.0): other parameters compute."""
+    x = all_values(half)
+    forward = getattr(fa, name)
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), quiet():
+            with _tables(False):
+                computed = [forward(x, **params).view(np.uint16) for params in param_sets]
+            assert not all(np.array_equal(computed[0], c) for c in computed[1:])
+            _ext.table16_forget()
+            with _tables(True):
+                for _ in range(2):  # the first fills the table; then looked up, or computed
+                    for params, want in zip(param_sets, computed):
+                        got = forward(x, **params).view(np.uint16)
+                        np.testing.assert_array_equal(got, want, err_msg=f"{isa_name} {params}")
 
 
 @pytest.mark.parametrize("name, params", [("relu6", {}), ("hardtanh", {"min_val": -0.3, "max_val": 2.7}),

@@ -9,7 +9,8 @@
 #    is VEX/EVEX encoded (mnemonic v*), names a ymm/zmm/opmask register, or is
 #    BMI1/BMI2/LZCNT/MOVBE must lie inside a function compiled from
 #    kernels_avx2.c, kernels_avx512.c or kernels_avx512_emulated.c, or be one of
-#    convert16.c's or piecewise16.c's functions named for their ISA (_avx2, _avx512). A function's
+#    convert16.c's, piecewise16.c's or table16.c's functions named for their
+#    ISA (_avx2, _avx512). A function's
 #    file comes from the ELF symbol table: the linker keeps each object's local
 #    symbols after an STT_FILE symbol naming its source (static helpers such as
 #    fa_gelu_gate_ exist once per kernel file under the same name); global
@@ -61,7 +62,7 @@ import bisect, collections, re, subprocess, sys
 so = sys.argv[1]
 KERNEL_FILES = {"kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c"}
 # files with baseline functions beside per-ISA ones, which carry the ISA's suffix
-MIXED_FILES = {"convert16.c", "piecewise16.c"}
+MIXED_FILES = {"convert16.c", "piecewise16.c", "table16.c"}
 KERNEL_SUFFIX = re.compile(r"_(avx2|avx512|avx512_emulated)$")
 VMX = {"vmcall", "vmlaunch", "vmresume", "vmptrld", "vmptrst", "vmread", "vmwrite", "vmxoff",
        "vmxon", "vmclear", "vmfunc", "vmload", "vmsave", "vmrun", "vmmcall", "verr", "verw"}

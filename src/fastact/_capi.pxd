@@ -34,3 +34,8 @@ cdef extern from "fastact_loops.h" nogil:
     const void *fa_row_loop_data(int op, int direction)
     enum:
         FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX
+
+cdef extern from "table16.h" nogil:
+    void fa_table16_enable(int on)
+    int fa_table16_enabled()
+    void fa_table16_forget()

@@ -209,6 +209,22 @@ def thread_threshold(str name, dtype="float32"):
     return fa_thread_threshold(OPS[name], str(dtype) == "float64")
 
 
+def table16(on=None):
+    """Whether unary forward calls on 16-bit data may look their results up in
+    a table of all 65536 (filled once by the computing path, so the same bits);
+    `on` switches that, for tests comparing the two. Returns the previous state."""
+    previous = bool(fa_table16_enabled())
+    if on is not None:
+        fa_table16_enable(1 if on else 0)
+    return previous
+
+
+def table16_forget():
+    """Forget every 16-bit table and count, as in a new process (the tables
+    are not freed: another thread may be reading one). For tests."""
+    fa_table16_forget()
+
+
 def set_thread_threshold(str name, Py_ssize_t n, dtype="float32"):
     """Fix the elements per thread of `name` (n > 0), or return it to the cost
     model (n = 0). For tests and measuring tools; not thread-safe."""
