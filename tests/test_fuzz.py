@@ -20,6 +20,7 @@ element whatever the layout, kernel set or thread count (test_layout.py),
 NaN payloads included.
 """
 import contextlib
+import os
 import warnings
 
 import numpy as np
@@ -67,10 +68,19 @@ PAD = 16  # bytes around every buffer: room for shifted views, and for stray wri
 
 # Reproducible in CI: the same examples every run, nothing carried between runs.
 # No explain phase: on a failure it reruns hundreds of variants (a minute here).
-FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
+# FASTACT_FUZZ_SCALE scales the example counts: the sanitizer builds, some
+# 3-10x slower, run the first quarter of the same examples.
+SCALE = float(os.environ.get("FASTACT_FUZZ_SCALE", "1"))
+
+
+def examples(n):
+    return max(5, round(n * SCALE))
+
+
+FUZZ = settings(max_examples=examples(100), deadline=None, derandomize=True, database=None,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                 suppress_health_check=[HealthCheck.too_slow])
-METHODS = settings(FUZZ, max_examples=30)
+METHODS = settings(FUZZ, max_examples=examples(30))
 
 
 # ---- bits and values --------------------------------------------------------------
