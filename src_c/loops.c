@@ -153,6 +153,8 @@ typedef struct {
     fa_piecewise16_fn piecewise16; /* the op in one pass over contiguous 16-bit data; or NULL */
     float limits[2];      /* its interval */
     const uint16_t *table; /* all 65536 results (table16.h); or NULL */
+    int derivative;       /* backward as g times the kernel's f'(x) at g = 1 (see scale_by_derivative) */
+    const float *derivatives; /* that f'(x) for all 65536 x (table16.h); or NULL */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -455,6 +457,31 @@ static void restore_flags(fa_flags saved) {
 }
 #endif
 
+/* The smooth functions' 16-bit backward, g·f'(x): the float32 kernel's
+ * f'(x) (at g = 1) times g, rounded to float32, then to the 16-bit type as
+ * any result (a float32 tie recomputed in float64). So the derivative can
+ * come from a table of all 65536 x (derivative_table_for) with the same
+ * bits. With g = 1 it is the kernel's own result; otherwise the product adds
+ * at most half a float32 ULP, 2^-13 (float16) or 2^-16 (bfloat16) of a
+ * 16-bit one. */
+#define FA_ONES_8_ 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f
+#define FA_ONES_64_ FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_
+#define FA_ONES_512_ FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_
+_Static_assert(FA_BLOCK == 1024, "ones: one block of grad_output = 1");
+static const float ones[FA_BLOCK] = {FA_ONES_512_, FA_ONES_512_};
+
+/* in: g, x (float32); x16: x's 16-bit values where contiguous, or NULL */
+static void scale_by_derivative(const fa_job *job, float *const *in, float *out, ptrdiff_t n, const uint16_t *x16) {
+    if (job->derivatives && x16) {
+        fa_table16_scale(fa_isa_current(), job->derivatives, x16, in[0], out, n);
+        return;
+    }
+    const float *at_one[2] = {ones, in[1]};
+    float *const derivative[1] = {out};
+    job->kernel((const void *const *)at_one, (void *const *)derivative, n, job->params);
+    for (ptrdiff_t i = 0; i < n; i++) out[i] = in[0][i] * out[i];
+}
+
 /* float16 and bfloat16, a block at a time: widened to float32 (contiguous
  * inputs in registers), computed by the float32 kernel, rounded back (into
  * the output itself where contiguous) and ties resolved. ReLU computes on the
@@ -497,15 +524,28 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         if (a < job->nin) in[a] = buffer;
         else out[a - job->nin] = buffer;
     }
+    /* a derivative looked up by x's bits needs x in float32 only for ties,
+     * widened after the results are written: unless they overwrite x */
+    int x_for_ties_only = 0;
+    if (job->derivative && job->derivatives && job->steps[1] == 2) {
+        const char *x_lo, *x_hi, *out_lo, *out_hi;
+        extent(job->args[1] + begin * 2, 2, end - begin, 2, &x_lo, &x_hi);
+        extent(job->args[2] + begin * job->steps[2], job->steps[2], end - begin, 2, &out_lo, &out_hi);
+        x_for_ties_only = x_hi <= out_lo || out_hi <= x_lo;
+    }
     for (ptrdiff_t start = begin, n; start < end; start += n) {
         n = end - start < block ? end - start : block;
         for (int i = 0; i < job->nin; i++) {
             const char *src = job->args[i] + start * job->steps[i];
+            if (i == 1 && x_for_ties_only) continue;
             if (job->steps[i] == 2) convert->widen((const uint16_t *)src, in[i], n);
             else job->dtype->gather(src, job->steps[i], in[i], n);
         }
         if (job->half_sum_at >= 0) round_half_sums(half, in[job->half_sum_at], in[job->half_sum_at + 1], n);
-        job->kernel((const void *const *)in, (void *const *)out, n, job->params);
+        if (job->derivative)
+            scale_by_derivative(job, in, out[0], n, job->steps[1] == 2 ? (const uint16_t *)(job->args[1] + start * 2) : NULL);
+        else
+            job->kernel((const void *const *)in, (void *const *)out, n, job->params);
         uint64_t ties[FA_MAX_OUTPUTS][FA_BLOCK / 64];
         int any_tie = 0;
         for (int o = 0; o < nout; o++) {
@@ -514,6 +554,7 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
             if (job->exact) convert->round(out[o], out16[o], n);
             else any_tie |= convert->narrow(out[o], out16[o], n, ties[o], job->window);
         }
+        if (any_tie && x_for_ties_only) convert->widen((const uint16_t *)(job->args[1] + start * 2), in[1], n);
         if (any_tie) fix_ties(job, in, out16, n, ties);
         for (int o = 0; o < nout; o++) {
             int a = job->nin + o;
@@ -531,6 +572,29 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     restore_flags(saved);
 }
 
+/* Clears flush-to-zero and denormals-are-zero while a table is filled, so
+ * that it holds the IEEE results whatever mode the caller that happens to
+ * fill it has set; restoring MXCSR drops the flags raised meanwhile. */
+#if defined(__SSE2__) || defined(_M_X64)
+typedef unsigned fa_ieee_state;
+static fa_ieee_state ieee_begin(void) {
+    unsigned csr = _mm_getcsr();
+    _mm_setcsr(csr & ~(FA_MXCSR_FTZ | FA_MXCSR_DAZ));
+    return csr;
+}
+static void ieee_end(fa_ieee_state csr) {
+    _mm_setcsr(csr);
+}
+#else
+typedef fa_flags fa_ieee_state;
+static fa_ieee_state ieee_begin(void) {
+    return save_flags();
+}
+static void ieee_end(fa_ieee_state saved) {
+    restore_flags(saved);
+}
+#endif
+
 /* The unary forward ops without one-pass code of their own, on 16-bit data:
  * looked up in a table of all their results for the job's parameters, once
  * enough elements have gone through the computing path to pay for filling
@@ -539,27 +603,47 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
     if (spec->direction != FA_FWD || spec->nin != 1 || spec->nout != 1 || job->relu16 || job->piecewise16 ||
         job->half_sum_at >= 0)
         return NULL;
-    fa_table16_key key = {fa_isa_current(), spec->op, spec->tier, job->dtype->half->bf16};
+    fa_table16_key key = {fa_isa_current(), spec->op, FA_FWD, spec->tier, job->dtype->half->bf16};
     int taken;
     const uint16_t *table = fa_table16_get(key, job->params, spec->nparams, &taken);
     if (table || taken || !fa_table16_worth_filling(key, n)) return table;
-    fa_table16 *filled = fa_table16_new(job->params, spec->nparams);
+    fa_table16 *filled = fa_table16_new(key, job->params, spec->nparams);
     if (!filled) return NULL;
-    for (ptrdiff_t i = 0; i < FA_TABLE16_SIZE; i++) filled->result[i] = (uint16_t)i;
+    uint16_t *results = (uint16_t *)filled->entries;
+    for (ptrdiff_t i = 0; i < FA_TABLE16_SIZE; i++) results[i] = (uint16_t)i;
     fa_job fill = *job; /* in place: each block is widened before it is written */
-    fill.args[0] = fill.args[1] = (char *)filled->result;
+    fill.args[0] = fill.args[1] = (char *)results;
     fill.steps[0] = fill.steps[1] = 2;
     fill.block = PTRDIFF_MAX;
-#if defined(__SSE2__) || defined(_M_X64)
-    /* the IEEE results, whatever flush-to-zero or denormals-are-zero mode
-     * the caller that happens to fill the table has set */
-    unsigned csr = _mm_getcsr();
-    _mm_setcsr(csr & ~(FA_MXCSR_FTZ | FA_MXCSR_DAZ));
+    fa_ieee_state state = ieee_begin();
     run_half_blocks(&fill, 0, FA_TABLE16_SIZE);
-    _mm_setcsr(csr); /* its flags too, as run_half drops them */
-#else
-    run_half(&fill, 0, FA_TABLE16_SIZE);
-#endif
+    ieee_end(state);
+    return fa_table16_publish(key, filled, spec->nparams);
+}
+
+/* The derivatives of scale_by_derivative for all 65536 x, on the same terms. */
+static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *spec, ptrdiff_t n) {
+    if (!job->derivative) return NULL;
+    const fa_half_type *half = job->dtype->half;
+    fa_table16_key key = {fa_isa_current(), spec->op, FA_BWD, spec->tier, half->bf16};
+    int taken;
+    const float *table = fa_table16_get(key, job->params, spec->nparams, &taken);
+    if (table || taken || !fa_table16_worth_filling(key, n)) return table;
+    fa_table16 *filled = fa_table16_new(key, job->params, spec->nparams);
+    if (!filled) return NULL;
+    float *derivatives = (float *)filled->entries;
+    fa_ieee_state state = ieee_begin();
+    for (ptrdiff_t start = 0; start < FA_TABLE16_SIZE; start += FA_BLOCK) {
+        _Alignas(64) float x[FA_BLOCK];
+        for (ptrdiff_t i = 0; i < FA_BLOCK; i++) {
+            uint16_t bits = (uint16_t)(start + i);
+            x[i] = half->bf16 ? fa_bf16_to_float(bits) : fa_half_to_float(bits);
+        }
+        const float *at_one[2] = {ones, x};
+        float *const out[1] = {derivatives + start};
+        job->kernel((const void *const *)at_one, (void *const *)out, FA_BLOCK, job->params);
+    }
+    ieee_end(state);
     return fa_table16_publish(key, filled, spec->nparams);
 }
 
@@ -630,7 +714,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -656,6 +740,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.limits[1] = 3.0f;
         }
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
+        job.derivative = spec->direction == FA_BWD && spec->nin == 2 && spec->nout == 1 && spec->op != FA_RELU &&
+                         !rounds_params[spec->op] && !is_bias_op[spec->op];
     }
     char *const *param = args + spec->nin;
     const ptrdiff_t *param_step = steps + spec->nin;
@@ -685,7 +771,10 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
         if (spec->op == FA_HARDTANH || spec->op == FA_LEAKY_RELU) /* as their float32 kernels round them */
             part.limits[0] = (float)params[0], part.limits[1] = (float)params[spec->nparams - 1];
-        if (dtype->half) part.table = table_for(&part, spec, count);
+        if (dtype->half) {
+            part.table = table_for(&part, spec, count);
+            part.derivatives = derivative_table_for(&part, spec, count);
+        }
         run_job(&part, spec, dtype_index, count);
     }
     fa_restore_rounding(saved);

@@ -6,15 +6,21 @@
 #include "fastact.h"
 #include "table16.h"
 
-/* 2 types x 2 tiers x the ops x 4 kernel sets; a table is 128 KiB, made only
- * for what a process calls on enough 16-bit elements, and kept for its life */
-static fa_table16 *_Atomic tables[FA_N_ISAS][FA_N_OPS][FA_N_TIERS][2];
-static _Atomic ptrdiff_t computed[FA_N_ISAS][FA_N_OPS][FA_N_TIERS][2];
+/* 2 types x 2 tiers x 2 directions x the ops x 4 kernel sets; a table is 128
+ * KiB forward and 256 KiB backward, made only for what a process calls on
+ * enough 16-bit elements, and kept for its life */
+static fa_table16 *_Atomic tables[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][2];
+static _Atomic ptrdiff_t computed[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][2];
+#define FA_SLOT_(array, key) array[key.isa][key.op][key.direction][key.tier][key.bf16]
 static atomic_int enabled = 1;
 
 static int valid(fa_table16_key key) {
-    return key.isa >= 0 && key.isa < FA_N_ISAS && key.op >= 0 && key.op < FA_N_OPS && key.tier >= 0 &&
-           key.tier < FA_N_TIERS && (key.bf16 == 0 || key.bf16 == 1);
+    return key.isa >= 0 && key.isa < FA_N_ISAS && key.op >= 0 && key.op < FA_N_OPS && key.direction >= 0 &&
+           key.direction < FA_N_DIRECTIONS && key.tier >= 0 && key.tier < FA_N_TIERS && (key.bf16 == 0 || key.bf16 == 1);
+}
+
+size_t fa_table16_bytes(fa_table16_key key) {
+    return key.direction == FA_FWD ? (FA_TABLE16_SIZE + 2) * sizeof(uint16_t) : FA_TABLE16_SIZE * sizeof(float);
 }
 
 /* bit for bit: -0.0 is not 0.0 to the kernels */
@@ -22,43 +28,43 @@ static int same_params(const fa_table16 *table, const double *params, int nparam
     return nparams == 0 || memcmp(table->params, params, (size_t)nparams * sizeof *params) == 0;
 }
 
-static const uint16_t *results_for(const fa_table16 *table, const double *params, int nparams, int *taken) {
+static const void *entries_for(const fa_table16 *table, const double *params, int nparams, int *taken) {
     if (!table) return NULL;
-    if (same_params(table, params, nparams)) return table->result;
+    if (same_params(table, params, nparams)) return table->entries;
     *taken = 1;
     return NULL;
 }
 
-const uint16_t *fa_table16_get(fa_table16_key key, const double *params, int nparams, int *taken) {
+const void *fa_table16_get(fa_table16_key key, const double *params, int nparams, int *taken) {
     *taken = 0;
     if (!valid(key) || !atomic_load_explicit(&enabled, memory_order_relaxed)) return NULL;
-    const fa_table16 *table = atomic_load_explicit(&tables[key.isa][key.op][key.tier][key.bf16], memory_order_acquire);
-    return results_for(table, params, nparams, taken);
+    const fa_table16 *table = atomic_load_explicit(&FA_SLOT_(tables, key), memory_order_acquire);
+    return entries_for(table, params, nparams, taken);
 }
 
 int fa_table16_worth_filling(fa_table16_key key, ptrdiff_t n) {
     if (!valid(key) || !atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
-    _Atomic ptrdiff_t *count = &computed[key.isa][key.op][key.tier][key.bf16];
+    _Atomic ptrdiff_t *count = &FA_SLOT_(computed, key);
     ptrdiff_t before = atomic_fetch_add_explicit(count, n, memory_order_relaxed);
     return before + n >= FA_TABLE16_SIZE;
 }
 
-fa_table16 *fa_table16_new(const double *params, int nparams) {
-    fa_table16 *table = malloc(sizeof *table);
+fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams) {
+    fa_table16 *table = malloc(sizeof *table + fa_table16_bytes(key));
     if (!table) return NULL;
     memset(table->params, 0, sizeof table->params);
     if (nparams) memcpy(table->params, params, (size_t)nparams * sizeof *params);
     return table;
 }
 
-const uint16_t *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams) {
+const void *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams) {
     fa_table16 *expected = NULL;
-    fa_table16 *_Atomic *slot = &tables[key.isa][key.op][key.tier][key.bf16];
+    fa_table16 *_Atomic *slot = &FA_SLOT_(tables, key);
     int taken;
     if (atomic_compare_exchange_strong_explicit(slot, &expected, filled, memory_order_acq_rel,
                                                 memory_order_acquire))
-        return filled->result;
-    const uint16_t *theirs = results_for(expected, filled->params, nparams, &taken);
+        return filled->entries;
+    const void *theirs = entries_for(expected, filled->params, nparams, &taken);
     free(filled);
     return theirs;
 }
@@ -113,6 +119,31 @@ void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t 
     }
 }
 
+static void scale_portable(const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) out[i] = g[i] * derivative[x[i]];
+}
+
+#if defined(FA_X86_TABLE16)
+FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t *x, const float *g, float *out,
+                                         ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i at = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
+        __m512 d = _mm512_i32gather_ps(at, derivative, 4);
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(g + i), d));
+    }
+    return i;
+}
+#endif
+
+void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n) {
+    ptrdiff_t done = 0;
+#if defined(FA_X86_TABLE16)
+    if (isa == FA_ISA_AVX512) done = scale_avx512(derivative, x, g, out, n);
+#endif
+    scale_portable(derivative, x + done, g + done, out + done, n - done);
+}
+
 void fa_table16_enable(int on) {
     atomic_store(&enabled, on != 0);
 }
@@ -124,9 +155,10 @@ int fa_table16_enabled(void) {
 void fa_table16_forget(void) {
     for (int isa = 0; isa < FA_N_ISAS; isa++)
         for (int op = 0; op < FA_N_OPS; op++)
-            for (int tier = 0; tier < FA_N_TIERS; tier++)
-                for (int bf16 = 0; bf16 < 2; bf16++) {
-                    atomic_store(&tables[isa][op][tier][bf16], NULL);
-                    atomic_store(&computed[isa][op][tier][bf16], 0);
-                }
+            for (int direction = 0; direction < FA_N_DIRECTIONS; direction++)
+                for (int tier = 0; tier < FA_N_TIERS; tier++)
+                    for (int bf16 = 0; bf16 < 2; bf16++) {
+                        atomic_store(&tables[isa][op][direction][tier][bf16], NULL);
+                        atomic_store(&computed[isa][op][direction][tier][bf16], 0);
+                    }
 }

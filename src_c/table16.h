@@ -2,7 +2,9 @@
  * bfloat16 data and for given parameters, a table of its 65536 results. The
  * table is filled once by the computing path (widened, computed in float32,
  * rounded once), so looking results up gives the same bits for one load per
- * element instead of a polynomial (table16.c). */
+ * element instead of a polynomial. Backward, g·f'(x) has two inputs: a table
+ * holds the float32 derivative d(x) (the float32 kernel at g = 1), which the
+ * 16-bit backward multiplies by g in float32, table or not (table16.c). */
 #ifndef FA_TABLE16_H
 #define FA_TABLE16_H
 #include <stddef.h>
@@ -13,33 +15,37 @@
 #define FA_TABLE16_SIZE 65536
 
 /* Which table: one per kernel set (so that each set's own path is what fills
- * it, and what the tests check), op, precision tier and 16-bit type. */
+ * it, and what the tests check), op, direction, precision tier and 16-bit type. */
 typedef struct {
-    int isa, op, tier, bf16;
+    int isa, op, direction, tier, bf16;
 } fa_table16_key;
 
 typedef struct {
     double params[FA_MAX_PARAMS]; /* the op's parameters, as given; unused ones 0 */
-    uint16_t result[FA_TABLE16_SIZE + 2]; /* room for a 32-bit gather of the last */
+    unsigned char entries[]; /* forward: uint16_t results; backward: float derivatives */
 } fa_table16;
 
-/* The key's results for these parameters once a table of them is published;
+/* Bytes of a key's entries; forward, room for a 32-bit gather of the last */
+size_t fa_table16_bytes(fa_table16_key key);
+/* The key's entries for these parameters once a table of them is published;
  * NULL before, when tables are off, or (with *taken set) when the key's table
  * holds other parameters: the first to be filled keeps it. */
-const uint16_t *fa_table16_get(fa_table16_key key, const double *params, int nparams, int *taken);
+const void *fa_table16_get(fa_table16_key key, const double *params, int nparams, int *taken);
 /* Counts n more elements computed without a table; 1 once the key's count
  * reaches FA_TABLE16_SIZE, when filling a table costs no more than the work
  * done so far (so calls on small arrays never pay more than twice). */
 int fa_table16_worth_filling(fa_table16_key key, ptrdiff_t n);
 /* A table to fill, its parameters set; NULL when out of memory */
-fa_table16 *fa_table16_new(const double *params, int nparams);
+fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams);
 /* Publishes a filled table; returns fa_table16_get's answer afterwards (the
  * table of another thread that got there first, whose `filled` is freed). */
-const uint16_t *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams);
+const void *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams);
 /* out[i] = table[in[i]] with kernel set isa's loads, in index order, reading
  * at most `block` elements ahead of what it has written (see fa_order in loops.c) */
-void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t in_step, char *out, ptrdiff_t out_step,
-                      ptrdiff_t n, ptrdiff_t block);
+void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
+                      ptrdiff_t out_step, ptrdiff_t n, ptrdiff_t block);
+/* out[i] = g[i] * derivative[x[i]], rounded to float32 */
+void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n);
 /* Tables on (the default) or off; off, every call computes. For tests. */
 void fa_table16_enable(int on);
 int fa_table16_enabled(void);

@@ -268,6 +268,40 @@ def test_tables_give_the_computed_bits(variant, half):
                     np.testing.assert_array_equal(got.view(np.uint16), computed, err_msg=isa_name)
 
 
+# the smooth functions' backward: g times the float32 derivative at g = 1,
+# which a table of all 65536 x can hold
+DERIVED = [key for key, v in VARIANTS.items() if not v.exact]
+
+
+@pytest.mark.parametrize("variant", DERIVED, indirect=True)
+def test_derivative_tables_give_the_computed_bits(variant, half):
+    """Backward with a table of derivatives gives the computing path's bits,
+    for a random grad_output with zeros, infinities and NaN: contiguous,
+    strided, in place over x or over grad_output, and part by part while
+    the table fills."""
+    x = all_values(half)
+    g = np.random.default_rng(11).normal(0, 2, x.size).astype(np.float32).astype(x.dtype)
+    g[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 65504.0 if half == "float16" else 1e38]
+    strided_x = np.empty(2 * x.size, x.dtype)[::2]
+    strided_x[...] = x
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), quiet():
+            with _tables(False):
+                computed = variant.backward(g, x).view(np.uint16)
+                np.testing.assert_array_equal(variant.backward(g, strided_x).view(np.uint16), computed)
+            _ext.table16_forget()
+            with _tables(True):
+                for start in range(0, x.size, 4099):
+                    part = variant.backward(g[start:start + 4099], x[start:start + 4099]).view(np.uint16)
+                    np.testing.assert_array_equal(part, computed[start:start + 4099], err_msg=isa_name)
+                over_x, over_g = x.copy(), g.copy()
+                variant.backward(g, over_x, out=over_x)
+                variant.backward(over_g, x, out=over_g)
+                for got in [variant.backward(g, x), variant.backward(g, strided_x), variant.backward(g[::-1], x[::-1])[::-1],
+                            over_x, over_g]:
+                    np.testing.assert_array_equal(got.view(np.uint16), computed, err_msg=isa_name)
+
+
 @pytest.mark.parametrize("name, param_sets", [
     ("elu", [{"alpha": -0.0}, {"alpha": 0.0}, {"alpha": 0.5}]),
     ("celu", [{"alpha": 2.0}, {"alpha": 1.0}]),
