@@ -195,6 +195,38 @@ def test_many_python_threads_with_a_small_split():
     assert not errors
 
 
+def test_python_threads_fill_16_bit_tables_at_once():
+    # Every thread reaches the fill threshold together: one table is
+    # published, the others' are freed, and everyone gets the computed bits.
+    from fastact import _ext
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    g = np.linspace(-3, 3, x.size).astype(np.float16)
+    with np.errstate(all="ignore"):
+        previous = _ext.table16(False)
+        want = [fa.gelu(x), fa.silu_backward(g, x)]
+        _ext.table16(True)
+        _ext.table16_forget()
+        errors = []
+        start = threading.Barrier(4)
+
+        def work():
+            start.wait()
+            for _ in range(3):
+                got = [fa.gelu(x), fa.silu_backward(g, x)]
+                if not all(np.array_equal(a.view(np.uint16), b.view(np.uint16)) for a, b in zip(got, want)):
+                    errors.append(1)
+
+        with forced_threads(2):
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+        _ext.table16(previous)
+    assert not any(t.is_alive() for t in threads)
+    assert not errors
+
+
 @pytest.mark.parametrize("when", ["spinning", "parked", "from a thread"])
 def test_no_hang_at_interpreter_exit(when):
     pause = {"spinning": "", "parked": "time.sleep(0.05)", "from a thread": ""}[when]
