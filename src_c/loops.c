@@ -155,6 +155,7 @@ typedef struct {
     const uint16_t *table; /* all 65536 results (table16.h); or NULL */
     int derivative;       /* backward as g times the kernel's f'(x) at g = 1 (see scale_by_derivative) */
     const float *derivatives; /* that f'(x) for all 65536 x (table16.h); or NULL */
+    int isa;              /* the kernel set, read once per call: its conversions, one-pass code and tables */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -438,6 +439,7 @@ static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16
 #if defined(__SSE2__) || defined(_M_X64)
 #define FA_MXCSR_FTZ 0x8000u
 #define FA_MXCSR_DAZ 0x0040u
+#define FA_MXCSR_MASKS 0x1f80u
 typedef unsigned fa_flags;
 static fa_flags save_flags(void) {
     return _mm_getcsr();
@@ -462,8 +464,8 @@ static void restore_flags(fa_flags saved) {
  * any result (a float32 tie recomputed in float64). So the derivative can
  * come from a table of all 65536 x (derivative_table_for) with the same
  * bits. With g = 1 it is the kernel's own result; otherwise the product adds
- * at most half a float32 ULP, 2^-13 (float16) or 2^-16 (bfloat16) of a
- * 16-bit one. */
+ * at most half a float32 ULP, 2^-14 (float16) or 2^-17 (bfloat16) of a
+ * 16-bit one. Where g is NaN the result is g's NaN (fa_times_derivative). */
 #define FA_ONES_8_ 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f
 #define FA_ONES_64_ FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_, FA_ONES_8_
 #define FA_ONES_512_ FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_, FA_ONES_64_
@@ -473,16 +475,16 @@ static const float ones[FA_BLOCK] = {FA_ONES_512_, FA_ONES_512_};
 /* in: g, x (float32); x16: x's 16-bit values where contiguous, or NULL */
 static void scale_by_derivative(const fa_job *job, float *const *in, float *out, ptrdiff_t n, const uint16_t *x16) {
     if (job->derivatives && x16) {
-        fa_table16_scale(fa_isa_current(), job->derivatives, x16, in[0], out, n);
+        fa_table16_scale(job->isa, job->derivatives, x16, in[0], out, n);
         return;
     }
     const float *at_one[2] = {ones, in[1]};
     float *const derivative[1] = {out};
     job->kernel((const void *const *)at_one, (void *const *)derivative, n, job->params);
-    for (ptrdiff_t i = 0; i < n; i++) out[i] = in[0][i] * out[i];
+    for (ptrdiff_t i = 0; i < n; i++) out[i] = fa_times_derivative(in[0][i], out[i]);
 }
 
-/* float16 and bfloat16, a block at a time: widened to float32 (contiguous
+/* float16 and bfloat16, a block at a time (or looked up: table16.h): widened to float32 (contiguous
  * inputs in registers), computed by the float32 kernel, rounded back (into
  * the output itself where contiguous) and ties resolved. ReLU computes on the
  * 16-bit values themselves. */
@@ -491,7 +493,7 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
     int nout = job->nargs - job->nin;
     if (job->table) {
-        fa_table16_apply(fa_isa_current(), job->table, job->args[0] + begin * job->steps[0], job->steps[0],
+        fa_table16_apply(job->isa, job->table, job->args[0] + begin * job->steps[0], job->steps[0],
                          job->args[1] + begin * job->steps[1], job->steps[1], end - begin, job->block);
         return;
     }
@@ -572,26 +574,39 @@ static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     restore_flags(saved);
 }
 
-/* Clears flush-to-zero and denormals-are-zero while a table is filled, so
- * that it holds the IEEE results whatever mode the caller that happens to
- * fill it has set; restoring MXCSR drops the flags raised meanwhile. */
+/* Tables hold IEEE results: they are used only while the caller has
+ * flush-to-zero and denormals-are-zero off (results under those modes are
+ * the caller's to choose, so such calls compute), and they are filled with
+ * every exception masked, so that filling, which evaluates all 65536 inputs
+ * (signaling NaNs, overflows) the caller never passed, cannot trap; the
+ * flags it raises are dropped. */
 #if defined(__SSE2__) || defined(_M_X64)
-typedef unsigned fa_ieee_state;
-static fa_ieee_state ieee_begin(void) {
+static int tables_allowed(void) {
+    return !(_mm_getcsr() & (FA_MXCSR_FTZ | FA_MXCSR_DAZ));
+}
+typedef unsigned fa_fill_state;
+static fa_fill_state fill_begin(void) {
     unsigned csr = _mm_getcsr();
-    _mm_setcsr(csr & ~(FA_MXCSR_FTZ | FA_MXCSR_DAZ));
+    _mm_setcsr(csr | FA_MXCSR_MASKS);
     return csr;
 }
-static void ieee_end(fa_ieee_state csr) {
+static void fill_end(fa_fill_state csr) {
     _mm_setcsr(csr);
 }
 #else
-typedef fa_flags fa_ieee_state;
-static fa_ieee_state ieee_begin(void) {
-    return save_flags();
+/* no portable way to read a flush-to-zero mode (AArch64's FPCR.FZ is off
+ * unless a caller sets it through assembly) */
+static int tables_allowed(void) {
+    return 1;
 }
-static void ieee_end(fa_ieee_state saved) {
-    restore_flags(saved);
+typedef fenv_t fa_fill_state;
+static fa_fill_state fill_begin(void) {
+    fenv_t env;
+    feholdexcept(&env);
+    return env;
+}
+static void fill_end(fa_fill_state env) {
+    fesetenv(&env);
 }
 #endif
 
@@ -603,7 +618,7 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
     if (spec->direction != FA_FWD || spec->nin != 1 || spec->nout != 1 || job->relu16 || job->piecewise16 ||
         job->half_sum_at >= 0)
         return NULL;
-    fa_table16_key key = {fa_isa_current(), spec->op, FA_FWD, spec->tier, job->dtype->half->bf16};
+    fa_table16_key key = {job->isa, spec->op, FA_FWD, spec->tier, job->dtype->half->bf16};
     int taken;
     const uint16_t *table = fa_table16_get(key, job->params, spec->nparams, &taken);
     if (table || taken || !fa_table16_worth_filling(key, n)) return table;
@@ -615,24 +630,24 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
     fill.args[0] = fill.args[1] = (char *)results;
     fill.steps[0] = fill.steps[1] = 2;
     fill.block = PTRDIFF_MAX;
-    fa_ieee_state state = ieee_begin();
+    fa_fill_state state = fill_begin();
     run_half_blocks(&fill, 0, FA_TABLE16_SIZE);
-    ieee_end(state);
+    fill_end(state);
     return fa_table16_publish(key, filled, spec->nparams);
 }
 
 /* The derivatives of scale_by_derivative for all 65536 x, on the same terms. */
 static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *spec, ptrdiff_t n) {
-    if (!job->derivative) return NULL;
+    if (!job->derivative || job->steps[1] != 2) return NULL; /* looked up by x's contiguous bits */
     const fa_half_type *half = job->dtype->half;
-    fa_table16_key key = {fa_isa_current(), spec->op, FA_BWD, spec->tier, half->bf16};
+    fa_table16_key key = {job->isa, spec->op, FA_BWD, spec->tier, half->bf16};
     int taken;
     const float *table = fa_table16_get(key, job->params, spec->nparams, &taken);
     if (table || taken || !fa_table16_worth_filling(key, n)) return table;
     fa_table16 *filled = fa_table16_new(key, job->params, spec->nparams);
     if (!filled) return NULL;
     float *derivatives = (float *)filled->entries;
-    fa_ieee_state state = ieee_begin();
+    fa_fill_state state = fill_begin();
     for (ptrdiff_t start = 0; start < FA_TABLE16_SIZE; start += FA_BLOCK) {
         _Alignas(64) float x[FA_BLOCK];
         for (ptrdiff_t i = 0; i < FA_BLOCK; i++) {
@@ -643,7 +658,7 @@ static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *
         float *const out[1] = {derivatives + start};
         job->kernel((const void *const *)at_one, (void *const *)out, FA_BLOCK, job->params);
     }
-    ieee_end(state);
+    fill_end(state);
     return fa_table16_publish(key, filled, spec->nparams);
 }
 
@@ -714,7 +729,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current()};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -724,9 +739,9 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.window = FA_NEAR_TIE_WINDOW;
         }
         job.tie_sides = tie_sides[spec->op][spec->direction];
-        job.convert = fa_convert16_for(fa_isa_current());
+        job.convert = fa_convert16_for(job.isa);
         job.exact = exact_through_float32[spec->op][spec->direction];
-        const fa_piecewise16_set *piecewise16 = fa_piecewise16_for(fa_isa_current());
+        const fa_piecewise16_set *piecewise16 = fa_piecewise16_for(job.isa);
         int forward = spec->direction == FA_FWD;
         if (spec->op == FA_RELU6 || spec->op == FA_HARDTANH) {
             job.piecewise16 = forward ? piecewise16->clamp : piecewise16->pass_between;
@@ -752,6 +767,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     }
     ptrdiff_t n = dims[0];
     long saved = fa_round_to_nearest();
+    int use_tables = dtype->half && tables_allowed();
     for (ptrdiff_t start = 0, count; start < n; start += count) {
         for (int j = 0; j < spec->nparams; j++) {
             memcpy(&params[j], param[j] + start * param_step[j], sizeof(double));
@@ -771,7 +787,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         for (int a = 0; a < job.nargs; a++) part.args[a] += start * job.steps[a];
         if (spec->op == FA_HARDTANH || spec->op == FA_LEAKY_RELU) /* as their float32 kernels round them */
             part.limits[0] = (float)params[0], part.limits[1] = (float)params[spec->nparams - 1];
-        if (dtype->half) {
+        if (dtype->half && use_tables) {
             part.table = table_for(&part, spec, count);
             part.derivatives = derivative_table_for(&part, spec, count);
         }

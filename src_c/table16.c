@@ -13,6 +13,7 @@ static fa_table16 *_Atomic tables[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIE
 static _Atomic ptrdiff_t computed[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][2];
 #define FA_SLOT_(array, key) array[key.isa][key.op][key.direction][key.tier][key.bf16]
 static atomic_int enabled = 1;
+static atomic_long published;
 
 static int valid(fa_table16_key key) {
     return key.isa >= 0 && key.isa < FA_N_ISAS && key.op >= 0 && key.op < FA_N_OPS && key.direction >= 0 &&
@@ -45,14 +46,16 @@ const void *fa_table16_get(fa_table16_key key, const double *params, int nparams
 int fa_table16_worth_filling(fa_table16_key key, ptrdiff_t n) {
     if (!valid(key) || !atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
     _Atomic ptrdiff_t *count = &FA_SLOT_(computed, key);
-    ptrdiff_t before = atomic_fetch_add_explicit(count, n, memory_order_relaxed);
-    return before + n >= FA_TABLE16_SIZE;
+    if (n >= FA_TABLE16_SIZE || atomic_load_explicit(count, memory_order_relaxed) >= FA_TABLE16_SIZE) return 1;
+    /* both below FA_TABLE16_SIZE: the sum cannot overflow */
+    return atomic_fetch_add_explicit(count, n, memory_order_relaxed) + n >= FA_TABLE16_SIZE;
 }
 
 fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams) {
     fa_table16 *table = malloc(sizeof *table + fa_table16_bytes(key));
     if (!table) return NULL;
     memset(table->params, 0, sizeof table->params);
+    memset(table->entries + fa_table16_bytes(key) - 4, 0, 4); /* the forward gather's padding */
     if (nparams) memcpy(table->params, params, (size_t)nparams * sizeof *params);
     return table;
 }
@@ -62,8 +65,10 @@ const void *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int npara
     fa_table16 *_Atomic *slot = &FA_SLOT_(tables, key);
     int taken;
     if (atomic_compare_exchange_strong_explicit(slot, &expected, filled, memory_order_acq_rel,
-                                                memory_order_acquire))
+                                                memory_order_acquire)) {
+        atomic_fetch_add_explicit(&published, 1, memory_order_relaxed);
         return filled->entries;
+    }
     const void *theirs = entries_for(expected, filled->params, nparams, &taken);
     free(filled);
     return theirs;
@@ -120,7 +125,7 @@ void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t 
 }
 
 static void scale_portable(const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n) {
-    for (ptrdiff_t i = 0; i < n; i++) out[i] = g[i] * derivative[x[i]];
+    for (ptrdiff_t i = 0; i < n; i++) out[i] = fa_times_derivative(g[i], derivative[x[i]]);
 }
 
 #if defined(FA_X86_TABLE16)
@@ -129,8 +134,9 @@ FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i at = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
-        __m512 d = _mm512_i32gather_ps(at, derivative, 4);
-        _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(g + i), d));
+        __m512 d = _mm512_i32gather_ps(at, derivative, 4), scale = _mm512_loadu_ps(g + i);
+        __m512 product = _mm512_mul_ps(scale, d);
+        _mm512_storeu_ps(out + i, _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(scale, scale, _CMP_UNORD_Q), scale));
     }
     return i;
 }
@@ -161,4 +167,8 @@ void fa_table16_forget(void) {
                         atomic_store(&tables[isa][op][direction][tier][bf16], NULL);
                         atomic_store(&computed[isa][op][direction][tier][bf16], 0);
                     }
+}
+
+long fa_table16_published(void) {
+    return atomic_load(&published);
 }

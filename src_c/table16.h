@@ -31,25 +31,35 @@ size_t fa_table16_bytes(fa_table16_key key);
  * NULL before, when tables are off, or (with *taken set) when the key's table
  * holds other parameters: the first to be filled keeps it. */
 const void *fa_table16_get(fa_table16_key key, const double *params, int nparams, int *taken);
-/* Counts n more elements computed without a table; 1 once the key's count
- * reaches FA_TABLE16_SIZE, when filling a table costs no more than the work
- * done so far (so calls on small arrays never pay more than twice). */
+/* Counts a call's n elements; 1 once the key's count reaches
+ * FA_TABLE16_SIZE, when filling a table costs no more than the work done so
+ * far (so a thread making calls on small arrays never pays more than twice). */
 int fa_table16_worth_filling(fa_table16_key key, ptrdiff_t n);
 /* A table to fill, its parameters set; NULL when out of memory */
 fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams);
-/* Publishes a filled table; returns fa_table16_get's answer afterwards (the
- * table of another thread that got there first, whose `filled` is freed). */
+/* Publishes a filled table; returns fa_table16_get's answer afterwards. If
+ * another thread published first, `filled` is freed and that thread's
+ * entries are returned (when its parameters are these). */
 const void *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams);
 /* out[i] = table[in[i]] with kernel set isa's loads, in index order, reading
  * at most `block` elements ahead of what it has written (see fa_order in loops.c) */
 void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
                       ptrdiff_t out_step, ptrdiff_t n, ptrdiff_t block);
-/* out[i] = g[i] * derivative[x[i]], rounded to float32 */
+/* g·d rounded to float32, and g itself where g is NaN (widened, so quiet):
+ * x86 returns the first operand's NaN when both are, and a compiler may
+ * order a product's operands either way */
+static inline float fa_times_derivative(float g, float d) {
+    return g != g ? g : g * d;
+}
+/* out[i] = fa_times_derivative(g[i], derivative[x[i]]) */
 void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n);
 /* Tables on (the default) or off; off, every call computes. For tests. */
 void fa_table16_enable(int on);
 int fa_table16_enabled(void);
 /* Forgets every table and count, as in a new process; the tables are not
- * freed, since a call in another thread may be reading one. For tests. */
+ * freed (they leak), since a call in another thread may be reading one. For
+ * tests. */
 void fa_table16_forget(void);
+/* Tables published since the process started: for tests. */
+long fa_table16_published(void);
 #endif

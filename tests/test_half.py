@@ -19,7 +19,7 @@ import pytest
 
 import fastact as fa
 from fastact import _ext
-from conftest import TESTABLE_ISAS
+from conftest import TESTABLE_ISAS, fixed_split, forced_threads
 from fastact import _reference as ref
 from fastact._manifest import TIERS
 from fastact._registry import VARIANTS
@@ -246,26 +246,36 @@ def test_tables_give_the_computed_bits(variant, half):
     the computing path gives, contiguous, strided, in place and overlapping
     by one element; small calls before a table is filled compute."""
     x = all_values(half)
+    strided = np.empty(2 * x.size, x.dtype)[::2]
+    strided[...] = x
+
+    def layouts():
+        """contiguous, strided, reversed, in place, out= one element behind
+        the input (read before written) and one ahead (NumPy copies first)"""
+        got = [variant.forward(x), variant.forward(strided), variant.forward(x[::-1])[::-1]]
+        in_place = x.copy()
+        variant.forward(in_place, out=in_place)
+        shifted = np.concatenate([x[:1], x])
+        variant.forward(shifted[1:], out=shifted[:-1])
+        behind = np.concatenate([x, x[-1:]])
+        variant.forward(behind[:-1], out=behind[1:])
+        return [r.view(np.uint16) for r in got + [in_place, shifted[:-1], behind[1:]]]
+
     for isa_name in TESTABLE_ISAS:
-        with _isa(isa_name), quiet():
+        with _isa(isa_name), quiet(), forced_threads(2), fixed_split(4096):
             with _tables(False):
                 computed = variant.forward(x).view(np.uint16)
-                strided = np.empty(2 * x.size, x.dtype)[::2]
-                strided[...] = x
-                np.testing.assert_array_equal(variant.forward(strided).view(np.uint16), computed)
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
+            _ext.table16_forget()
+            published = _ext.table16_published()
             with _tables(True):
-                for start in range(0, x.size, 4099):  # filled part way through, in whichever process
+                for start in range(0, x.size, 4099):  # filled part way through
                     part = variant.forward(x[start:start + 4099]).view(np.uint16)
                     np.testing.assert_array_equal(part, computed[start:start + 4099], err_msg=isa_name)
-                looked_up = [variant.forward(x), variant.forward(strided), variant.forward(x[::-1])[::-1]]
-                in_place = x.copy()
-                variant.forward(in_place, out=in_place)
-                shifted = np.concatenate([x[:1], x])  # out[i] is x[i + 1]'s slot: read before written
-                variant.forward(shifted[1:], out=shifted[:-1])
-                behind = np.concatenate([x, x[-1:]])  # NumPy copies this one first
-                variant.forward(behind[:-1], out=behind[1:])
-                for got in looked_up + [in_place, shifted[:-1], behind[1:]]:
-                    np.testing.assert_array_equal(got.view(np.uint16), computed, err_msg=isa_name)
+                assert _ext.table16_published() == published + 1, "no table was filled"
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
 
 
 # the smooth functions' backward: g times the float32 derivative at g = 1,
@@ -282,24 +292,35 @@ def test_derivative_tables_give_the_computed_bits(variant, half):
     x = all_values(half)
     g = np.random.default_rng(11).normal(0, 2, x.size).astype(np.float32).astype(x.dtype)
     g[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 65504.0 if half == "float16" else 1e38]
+    # NaN g over NaN x with other payloads: g's NaN, whichever operand order
+    nan_x = np.flatnonzero(np.isnan(widen(x)))[::2]
+    g.view(np.uint16)[nan_x] = 0x7e01 if half == "float16" else 0x7fc1
     strided_x = np.empty(2 * x.size, x.dtype)[::2]
     strided_x[...] = x
+
+    def layouts():
+        """contiguous, strided x, reversed, in place over x and over g"""
+        got = [variant.backward(g, x), variant.backward(g, strided_x), variant.backward(g[::-1], x[::-1])[::-1]]
+        over_x, over_g = x.copy(), g.copy()
+        variant.backward(g, over_x, out=over_x)
+        variant.backward(over_g, x, out=over_g)
+        return [r.view(np.uint16) for r in got + [over_x, over_g]]
+
     for isa_name in TESTABLE_ISAS:
-        with _isa(isa_name), quiet():
+        with _isa(isa_name), quiet(), forced_threads(2), fixed_split(4096):
             with _tables(False):
                 computed = variant.backward(g, x).view(np.uint16)
-                np.testing.assert_array_equal(variant.backward(g, strided_x).view(np.uint16), computed)
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
             _ext.table16_forget()
+            published = _ext.table16_published()
             with _tables(True):
                 for start in range(0, x.size, 4099):
                     part = variant.backward(g[start:start + 4099], x[start:start + 4099]).view(np.uint16)
                     np.testing.assert_array_equal(part, computed[start:start + 4099], err_msg=isa_name)
-                over_x, over_g = x.copy(), g.copy()
-                variant.backward(g, over_x, out=over_x)
-                variant.backward(over_g, x, out=over_g)
-                for got in [variant.backward(g, x), variant.backward(g, strided_x), variant.backward(g[::-1], x[::-1])[::-1],
-                            over_x, over_g]:
-                    np.testing.assert_array_equal(got.view(np.uint16), computed, err_msg=isa_name)
+                assert _ext.table16_published() == published + 1, "no table was filled"
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
 
 
 @pytest.mark.parametrize("name, param_sets", [

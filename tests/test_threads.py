@@ -203,26 +203,30 @@ def test_python_threads_fill_16_bit_tables_at_once():
     g = np.linspace(-3, 3, x.size).astype(np.float16)
     with np.errstate(all="ignore"):
         previous = _ext.table16(False)
-        want = [fa.gelu(x), fa.silu_backward(g, x)]
-        _ext.table16(True)
-        _ext.table16_forget()
-        errors = []
-        start = threading.Barrier(4)
+        try:
+            want = [fa.gelu(x), fa.silu_backward(g, x)]
+            _ext.table16(True)
+            _ext.table16_forget()
+            published = _ext.table16_published()
+            errors = []
+            start = threading.Barrier(4)
 
-        def work():
-            start.wait()
-            for _ in range(3):
-                got = [fa.gelu(x), fa.silu_backward(g, x)]
-                if not all(np.array_equal(a.view(np.uint16), b.view(np.uint16)) for a, b in zip(got, want)):
-                    errors.append(1)
+            def work():
+                start.wait()
+                for _ in range(3):
+                    got = [fa.gelu(x), fa.silu_backward(g, x)]
+                    if not all(np.array_equal(a.view(np.uint16), b.view(np.uint16)) for a, b in zip(got, want)):
+                        errors.append(1)
 
-        with forced_threads(2):
-            threads = [threading.Thread(target=work) for _ in range(4)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=120)
-        _ext.table16(previous)
+            with forced_threads(2), fixed_split(4096):
+                threads = [threading.Thread(target=work) for _ in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(timeout=120)
+            assert _ext.table16_published() == published + 2
+        finally:
+            _ext.table16(previous)
     assert not any(t.is_alive() for t in threads)
     assert not errors
 

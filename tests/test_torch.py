@@ -85,6 +85,35 @@ def test_relu_matches_torch_bit_for_bit_on_ordinary_inputs():
     np.testing.assert_array_equal(fa.relu_backward(g, x), expected)
 
 
+def test_16_bit_tables_leave_flush_to_zero_to_the_caller():
+    # Tables hold IEEE results: with flush-to-zero and denormals-are-zero set
+    # a 16-bit call computes under them, table or not (bfloat16's subnormals
+    # are float32 subnormals).
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from fastact import _ext
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(ml_dtypes.bfloat16)
+    g = np.full(x.shape, 0.75, ml_dtypes.bfloat16)
+
+    def results():
+        with np.errstate(all="ignore"):
+            return [r.view(np.uint16) for r in (fa.gelu(x), fa.silu_backward(g, x))]
+
+    ieee = results()
+    ieee = results()  # the tables filled by now
+    previous = _ext.table16(True)
+    torch.set_flush_denormal(True)
+    try:
+        tabled = results()
+        _ext.table16(False)
+        computed = results()
+    finally:
+        torch.set_flush_denormal(False)
+        _ext.table16(previous)
+    for t, c, i in zip(tabled, computed, ieee):
+        np.testing.assert_array_equal(t, c)
+        assert not np.array_equal(c, i), "flush-to-zero changed nothing: the test shows nothing"
+
+
 def test_workers_follow_the_callers_flush_to_zero_mode():
     # torch can set FTZ/DAZ on the calling thread: every chunk must see it.
     x = np.full(8 * 4096, -100.0, np.float32)  # subnormal results

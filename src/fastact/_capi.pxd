@@ -39,3 +39,4 @@ cdef extern from "table16.h" nogil:
     void fa_table16_enable(int on)
     int fa_table16_enabled()
     void fa_table16_forget()
+    long fa_table16_published()

@@ -210,9 +210,10 @@ def thread_threshold(str name, dtype="float32"):
 
 
 def table16(on=None):
-    """Whether unary forward calls on 16-bit data may look their results up in
-    a table of all 65536 (filled once by the computing path, so the same bits);
-    `on` switches that, for tests comparing the two. Returns the previous state."""
+    """Whether calls on 16-bit data may use tables over all 65536 inputs (the
+    unary forward results, the backward derivatives; filled once by the
+    computing path, so the same bits); `on` switches that, for tests
+    comparing the two. Returns the previous state."""
     previous = bool(fa_table16_enabled())
     if on is not None:
         fa_table16_enable(1 if on else 0)
@@ -223,6 +224,11 @@ def table16_forget():
     """Forget every 16-bit table and count, as in a new process (the tables
     are not freed: another thread may be reading one). For tests."""
     fa_table16_forget()
+
+
+def table16_published():
+    """How many 16-bit tables this process has published. For tests."""
+    return fa_table16_published()
 
 
 def set_thread_threshold(str name, Py_ssize_t n, dtype="float32"):
