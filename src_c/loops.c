@@ -610,6 +610,17 @@ static void fill_end(fa_fill_state env) {
 }
 #endif
 
+/* The key's published entries for the job's parameters; or NULL, with
+ * *to_fill a new table when the count says filling one now pays (else NULL). */
+static const void *ready_or_to_fill(const fa_job *job, const fa_loop_spec *spec, fa_table16_key key, ptrdiff_t n,
+                                    fa_table16 **to_fill) {
+    int taken;
+    *to_fill = NULL;
+    const void *ready = fa_table16_get(key, job->params, spec->nparams, &taken);
+    if (!ready && !taken && fa_table16_worth_filling(key, n)) *to_fill = fa_table16_new(key, job->params, spec->nparams);
+    return ready;
+}
+
 /* The unary forward ops without one-pass code of their own, on 16-bit data:
  * looked up in a table of all their results for the job's parameters, once
  * enough elements have gone through the computing path to pay for filling
@@ -619,11 +630,9 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
         job->half_sum_at >= 0)
         return NULL;
     fa_table16_key key = {job->isa, spec->op, FA_FWD, spec->tier, job->dtype->half->bf16};
-    int taken;
-    const uint16_t *table = fa_table16_get(key, job->params, spec->nparams, &taken);
-    if (table || taken || !fa_table16_worth_filling(key, n)) return table;
-    fa_table16 *filled = fa_table16_new(key, job->params, spec->nparams);
-    if (!filled) return NULL;
+    fa_table16 *filled;
+    const uint16_t *table = ready_or_to_fill(job, spec, key, n, &filled);
+    if (!filled) return table;
     uint16_t *results = (uint16_t *)filled->entries;
     for (ptrdiff_t i = 0; i < FA_TABLE16_SIZE; i++) results[i] = (uint16_t)i;
     fa_job fill = *job; /* in place: each block is widened before it is written */
@@ -641,11 +650,9 @@ static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *
     if (!job->derivative || job->steps[1] != 2) return NULL; /* looked up by x's contiguous bits */
     const fa_half_type *half = job->dtype->half;
     fa_table16_key key = {job->isa, spec->op, FA_BWD, spec->tier, half->bf16};
-    int taken;
-    const float *table = fa_table16_get(key, job->params, spec->nparams, &taken);
-    if (table || taken || !fa_table16_worth_filling(key, n)) return table;
-    fa_table16 *filled = fa_table16_new(key, job->params, spec->nparams);
-    if (!filled) return NULL;
+    fa_table16 *filled;
+    const float *table = ready_or_to_fill(job, spec, key, n, &filled);
+    if (!filled) return table;
     float *derivatives = (float *)filled->entries;
     fa_fill_state state = fill_begin();
     for (ptrdiff_t start = 0; start < FA_TABLE16_SIZE; start += FA_BLOCK) {

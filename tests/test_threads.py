@@ -174,6 +174,16 @@ def test_back_to_back_and_idle_calls():
                 time.sleep(0.002)  # past the spin budget: the workers park
 
 
+def run_in_threads(work, count=4):
+    """count Python threads running work, joined (each given two minutes)."""
+    threads = [threading.Thread(target=work) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return threads
+
+
 def test_many_python_threads_with_a_small_split():
     # Contention for the pool: the losers run on their own thread, never block.
     x = np.linspace(-8, 8, 2 * 4096 + 77)
@@ -186,11 +196,7 @@ def test_many_python_threads_with_a_small_split():
                 errors.append(1)
 
     with forced_threads(2), fixed_split(4096):
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        threads = run_in_threads(work)
         assert not any(t.is_alive() for t in threads), "a call blocked on the busy pool"
     assert not errors
 
@@ -219,11 +225,7 @@ def test_python_threads_fill_16_bit_tables_at_once():
                         errors.append(1)
 
             with forced_threads(2), fixed_split(4096):
-                threads = [threading.Thread(target=work) for _ in range(4)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join(timeout=120)
+                threads = run_in_threads(work)
             assert _ext.table16_published() == published + 2
         finally:
             _ext.table16(previous)
