@@ -17,6 +17,7 @@
 #include "convert16.h"
 #include "fastact.h"
 #include "half.h"
+#include "table16.h"
 
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
@@ -113,8 +114,8 @@ static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uin
 }
 
 static const fa_convert16_set portable = {
-    {widen_f16_portable, narrow_f16_portable, round_f16_portable},
-    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable},
+    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL},
+    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL},
     relu_fwd_portable,
     relu_bwd_portable,
 };
@@ -149,19 +150,21 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __
     return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(close, odd)));
 }
 
+/* which lanes of x (float32 bits) are within `window` float32 ULPs of a bfloat16 tie (all ones) */
+FA_AVX2_ static inline __m256i bf16_tie_lanes_avx2(__m256i x, uint32_t window) {
+    const __m256i a = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
+    const __m256i width = _mm256_set1_epi32((int)(2 * window));
+    __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0xffff)), _mm256_set1_epi32((int)(0x8000 - window)));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000)),
+                               _mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width));
+}
+
 FA_AVX2_ static int bf16_ties_avx2_(const float *src, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), low16 = _mm256_set1_epi32(0xffff);
-    const __m256i start = _mm256_set1_epi32((int)(0x8000 - window)), width = _mm256_set1_epi32((int)(2 * window));
-    const __m256i inf = _mm256_set1_epi32(0x7f800000);
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(src + i)), abs_mask);
-        __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, low16), start);
-        __m256i tie = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, inf),
-                                          _mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width));
-        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tie));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(bf16_tie_lanes_avx2(_mm256_loadu_si256((const __m256i *)(src + i)), window)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++)
@@ -223,9 +226,65 @@ FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *ou
     }
 }
 
+/* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' gathered by x's bits */
+FA_AVX2_ static inline __m256 times_derivative_avx2(__m256 g, const float *derivative, const uint16_t *x) {
+    __m256i at = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x));
+    __m256 product = _mm256_mul_ps(g, _mm256_i32gather_ps(derivative, at, 4));
+    return _mm256_blendv_ps(product, g, _mm256_cmp_ps(g, g, _CMP_UNORD_Q));
+}
+/* round_bf16's rounding of 8 float32 lanes */
+FA_AVX2_ static inline __m128i bf16_round_ymm(__m256i x) {
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+    __m256i packed = _mm256_packus_epi32(_mm256_blendv_epi8(rounded, quiet, nan), _mm256_setzero_si256());
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)); /* 64-bit lanes 0 and 2 */
+}
+FA_AVX2_ static int scale_narrow_f16_avx2(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                          uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 8 <= n; i += 8) {
+        __m256 p = times_derivative_avx2(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + i))), derivative, x + i);
+        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(p, window, limit)));
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) {
+        float p = fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]);
+        dst[i] = fa_float_to_half(p);
+        if (fa_is_half_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
+    }
+    return any;
+}
+FA_AVX2_ static int scale_narrow_bf16_avx2(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                           uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    const __m256i magnitude = _mm256_set1_epi32(0x7fff), inf = _mm256_set1_epi32(0x7f80), quiet = _mm256_set1_epi32(0x40);
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 8 <= n; i += 8) {
+        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(g + i)));
+        h = _mm256_or_si256(h, _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_and_si256(h, magnitude), inf), quiet));
+        __m256 p = times_derivative_avx2(_mm256_castsi256_ps(_mm256_slli_epi32(h, 16)), derivative, x + i);
+        _mm_storeu_si128((__m128i *)(dst + i), bf16_round_ymm(_mm256_castps_si256(p)));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(bf16_tie_lanes_avx2(_mm256_castps_si256(p), window)));
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) {
+        float p = fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]);
+        dst[i] = fa_float_to_bf16(p);
+        if (fa_is_bf16_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
+    }
+    return any;
+}
+
 static const fa_convert16_set avx2 = {
-    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2},
-    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2},
+    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2},
+    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2},
     relu_fwd_avx2,
     relu_bwd_lanes_avx2,
 };
@@ -335,9 +394,58 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
     return any;
 }
 
+/* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' gathered by x's bits */
+FA_AVX512_ static inline __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x) {
+    __m512i at = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)x));
+    __m512 product = _mm512_mul_ps(g, _mm512_i32gather_ps(at, derivative, 4));
+    return _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
+}
+FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
+    __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src));
+    __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7f80));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_mask_or_epi32(h, nan, h, _mm512_set1_epi32(0x40)), 16));
+}
+FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                              uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 16 <= n; i += 16) {
+        __m512 p = times_derivative_avx512(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i))), derivative, x + i);
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+        __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) {
+        float p = fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]);
+        dst[i] = fa_float_to_half(p);
+        if (fa_is_half_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
+    }
+    return any;
+}
+FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                               uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 16 <= n; i += 16) {
+        __m512i p = _mm512_castps_si512(times_derivative_avx512(widen_bf16_lanes_avx512(g + i), derivative, x + i));
+        _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(p));
+        __mmask16 lanes = bf16_tie_lanes_avx512(p, window);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) {
+        float p = fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]);
+        dst[i] = fa_float_to_bf16(p);
+        if (fa_is_bf16_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
+    }
+    return any;
+}
+
 static const fa_convert16_set avx512 = {
-    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512},
-    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512},
+    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512},
+    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512},
     relu_fwd_avx512,
     relu_bwd_lanes_avx2,
 };

@@ -15,6 +15,12 @@ typedef struct {
     int (*narrow)(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window);
     /* the same rounding without the scan, for results that cannot mislead it */
     void (*round)(const float *src, uint16_t *dst, ptrdiff_t n);
+    /* narrow(g·f'(x)) in one pass, from 16-bit g and x and a table of f' for
+     * all 65536 x: the bits of widen, fa_table16_scale and narrow (whose
+     * ties it marks), without their float32 buffers; NULL where the ISA has
+     * no such loop */
+    int (*scale_narrow)(const float *derivative, const uint16_t *x, const uint16_t *g, uint16_t *dst, ptrdiff_t n,
+                        uint64_t *ties, uint32_t window);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

@@ -535,8 +535,31 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         extent(job->args[2] + begin * job->steps[2], job->steps[2], end - begin, 2, &out_lo, &out_hi);
         x_for_ties_only = x_hi <= out_lo || out_hi <= x_lo;
     }
+    /* g·f'(x) in one pass where the kernel set has the loop and g, x and the
+     * result are contiguous: into a buffer first if the result overwrites g
+     * or x, which the ties need */
+    int one_pass = job->derivative && job->derivatives && convert->scale_narrow && unit_steps(job);
+    int one_pass_buffered = 0;
+    if (one_pass) {
+        const char *lo[3], *hi[3];
+        for (int a = 0; a < 3; a++) extent(job->args[a] + begin * 2, 2, end - begin, 2, &lo[a], &hi[a]);
+        for (int a = 0; a < 2; a++) one_pass_buffered |= !(hi[a] <= lo[2] || hi[2] <= lo[a]);
+    }
     for (ptrdiff_t start = begin, n; start < end; start += n) {
         n = end - start < block ? end - start : block;
+        if (one_pass) {
+            const uint16_t *g16 = (const uint16_t *)job->args[0] + start, *x16 = (const uint16_t *)job->args[1] + start;
+            uint16_t *result = (uint16_t *)job->args[2] + start;
+            uint16_t *dst = one_pass_buffered ? (heap ? heap->narrow[0] : small16[0]) : result;
+            uint64_t ties[FA_BLOCK / 64];
+            if (convert->scale_narrow(job->derivatives, x16, g16, dst, n, ties, job->window)) {
+                convert->widen(g16, in[0], n);
+                convert->widen(x16, in[1], n);
+                fix_ties(job, in, &dst, n, &ties);
+            }
+            if (dst != result) memcpy(result, dst, (size_t)n * sizeof *dst);
+            continue;
+        }
         for (int i = 0; i < job->nin; i++) {
             const char *src = job->args[i] + start * job->steps[i];
             if (i == 1 && x_for_ties_only) continue;
