@@ -68,8 +68,9 @@ PAD = 16  # bytes around every buffer: room for shifted views, and for stray wri
 
 # Reproducible in CI: the same examples every run, nothing carried between runs.
 # No explain phase: on a failure it reruns hundreds of variants (a minute here).
-# FASTACT_FUZZ_SCALE scales the example counts: the sanitizer builds, some
-# 3-10x slower, run the first quarter of the same examples.
+# FASTACT_FUZZ_SCALE scales the example counts, and the array lengths of the
+# thread-split test: the sanitizer builds, some 3-10x slower, run the first
+# quarter of the same examples.
 SCALE = float(os.environ.get("FASTACT_FUZZ_SCALE", "1"))
 
 
@@ -397,7 +398,8 @@ def test_out_running_behind_an_input_is_never_split_across_threads(ufunc, dtype)
     race: long arrays (the first chunk runs while the next starts), and 4
     threads as well as 2 (more chunk boundaries, each a chance to show)."""
     api = _threshold_api(ufunc)
-    n, per_thread = ((1 << 17) + 3, 1024) if api else ((1 << 21) + 3, None)
+    # with the threshold lowered, every length gives dozens of chunks (32 at the scale of 0.25)
+    n, per_thread = (round((1 << 17) * min(SCALE, 1)) + 3, 1024) if api else ((1 << 21) + 3, None)
     rng = np.random.default_rng(11)
     for k, n_threads in ((1, 2), (5, 4)):
         for step in (1, 2):  # NumPy copies reversed views first

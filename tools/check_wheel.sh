@@ -113,7 +113,7 @@ else
     pyargs=(-m pytest -c "$run/pytest.ini" --rootdir "$run" -q "$run/tests/test_api.py"
             "$run/tests/test_manifest.py" "$run/tests/test_seeds.py" "$run/tests/test_family.py"
             "$run/tests/test_threads.py" "$run/tests/test_rows.py" "$run/tests/test_fused.py"
-            "$run/tests/test_half.py")
+            "$run/tests/test_half.py" -n 2)  # two processes, as the README's test command
     py | tail -n 5
     echo "   took $((SECONDS - t0)) s"
 fi
