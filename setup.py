@@ -16,7 +16,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "piecewise16.c", "table16.c",
-             "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c"]
+             "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c",
+             "kernels_neon.c"]
 IS_MSVC = sys.platform == "win32"
 
 

@@ -3,6 +3,7 @@
  * and nowhere else:
  *   avx2   = AVX2 + FMA3 + F16C with YMM state enabled by the OS
  *   avx512 = AVX-512F (+ AVX2 + FMA3) with ZMM and opmask state enabled
+ *   neon   = AArch64 Advanced SIMD, on every AArch64 CPU (no detection)
  * "avx512-emulated" (tests only) needs avx2 and a build with SIMDe. */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -16,7 +17,10 @@
 #define FA_X86_CPUID 1
 #endif
 
-static const char *const isa_names[FA_N_ISAS] = {"scalar", "avx2", "avx512", "avx512-emulated"};
+static const char *const isa_names[FA_N_ISAS] = {"scalar", "avx2", "avx512", "avx512-emulated", "neon"};
+/* the sets a CPU runs for real, lowest first: the best supported one is the default */
+static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_NEON};
+#define FA_N_REAL_ISAS ((int)(sizeof real_isas / sizeof real_isas[0]))
 
 static const fa_kernels *isa_table(int isa) {
     switch (isa) {
@@ -26,6 +30,9 @@ static const fa_kernels *isa_table(int isa) {
 #endif
 #if defined(FA_HAVE_AVX512_EMULATION)
     case FA_ISA_AVX512_EMULATED: return &fa_kernels_avx512_emulated;
+#endif
+#if defined(FA_HAVE_NEON_KERNELS)
+    case FA_ISA_NEON: return &fa_kernels_neon;
 #endif
     default: return &fa_kernels_scalar;
     }
@@ -42,6 +49,9 @@ static uint64_t read_xcr0(void) {
 /* Bit i set if ISA i can run here; computed once. */
 static unsigned detect(void) {
     unsigned ok = 1u << FA_ISA_SCALAR;
+#if defined(FA_HAVE_NEON_KERNELS)
+    ok |= 1u << FA_ISA_NEON;
+#endif
 #if defined(FA_X86_CPUID) && defined(FA_HAVE_X86_KERNELS)
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return ok;
@@ -80,14 +90,14 @@ int fa_isa_supported(int isa) { return isa >= 0 && isa < FA_N_ISAS && (supported
 /* The best real ISA, capped by FASTACT_ISA when that names a known ISA
  * (an unknown name is reported by the Python layer, which reads it too). */
 int fa_isa_best(void) {
-    int best = FA_ISA_SCALAR;
-    for (int isa = FA_ISA_SCALAR; isa <= FA_ISA_AVX512; isa++)
-        if (fa_isa_supported(isa)) best = isa;
+    int highest = FA_N_REAL_ISAS - 1, best = 0; /* indices into real_isas */
     const char *cap = getenv("FASTACT_ISA");
     if (cap && *cap)
-        for (int isa = FA_ISA_SCALAR; isa <= FA_ISA_AVX512; isa++)
-            if (strcmp(cap, isa_names[isa]) == 0 && isa < best) best = isa;
-    return best;
+        for (int r = 0; r < FA_N_REAL_ISAS; r++)
+            if (strcmp(cap, isa_names[real_isas[r]]) == 0) highest = r;
+    for (int r = 0; r <= highest; r++)
+        if (fa_isa_supported(real_isas[r])) best = r;
+    return real_isas[best];
 }
 
 static _Atomic(const fa_kernels *) current_table;

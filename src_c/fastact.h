@@ -20,9 +20,14 @@ typedef enum { FA_FWD, FA_BWD, FA_N_DIRECTIONS } fa_direction;
 /* What the kernels compute in: float16 data is computed in float32. */
 typedef enum { FA_KF32, FA_KF64, FA_N_KDTYPES } fa_kdtype;
 
-/* Kernel sets, lowest first. FA_ISA_AVX512_EMULATED runs the AVX-512 source
- * through SIMDe on AVX2 hardware, so CPUs without AVX-512 still test it. */
-typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_N_ISAS } fa_isa;
+/* Kernel sets: the x86 ones lowest first. FA_ISA_AVX512_EMULATED runs the
+ * AVX-512 source through SIMDe on AVX2 hardware, so CPUs without AVX-512
+ * still test it. FA_ISA_NEON: AArch64's Advanced SIMD. */
+typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_ISA_NEON, FA_N_ISAS } fa_isa;
+/* AArch64 builds have the NEON kernels unless FA_NO_NEON is defined */
+#if defined(__aarch64__) && !defined(FA_NO_NEON)
+#define FA_HAVE_NEON_KERNELS 1
+#endif
 
 /* Every kernel: n elements of each contiguous input in[i] to each output
  * out[j] (as many as the op's arity in that direction), with the op's
@@ -55,6 +60,9 @@ extern const fa_kernels fa_kernels_avx512;
 #endif
 #if defined(FA_HAVE_AVX512_EMULATION)
 extern const fa_kernels fa_kernels_avx512_emulated;
+#endif
+#if defined(FA_HAVE_NEON_KERNELS)
+extern const fa_kernels fa_kernels_neon;
 #endif
 
 /* {inputs, outputs} per op and direction, from the manifest */

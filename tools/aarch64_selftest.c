@@ -1,7 +1,8 @@
 /* A standalone test of the C core without Python, for targets this machine
  * can only emulate (tools/check_aarch64.sh builds it for aarch64 and runs it
- * under qemu-aarch64). It links src_c/ as is and checks:
- *   - dispatch: only "scalar" is supported, current and best;
+ * under qemu-aarch64). It links src_c/ as is and checks, for every kernel
+ * set the build has (scalar; on AArch64 also neon, the default there):
+ *   - dispatch: the sets supported, and the best one current;
  *   - accuracy: every kernel (forward and backward, float64 and float32) on
  *     fixed points against values computed independently with mpmath at high
  *     precision (expected.h, written by check_aarch64.sh; never fastact output):
@@ -12,9 +13,10 @@
  *   - the NumPy inner loops (loops.c): strided and float16 data give the same
  *     bits as the kernel on contiguous data; float16 within 1 ULP of mpmath;
  *   - threads.c: a large call split over 4 threads gives the same bits;
- *   - it prints an FNV-1a hash of every kernel's output (every tier) on a sweep, which must
- *     equal the hash of the same program built for the host (same bits on
- *     every architecture).
+ *   - it prints an FNV-1a hash of every kernel's output (every op, gated
+ *     and bias ones included, both directions, dtypes and tiers) on a sweep,
+ *     which must be the same for every set here and equal the hash of the
+ *     same program built for the host (same bits on every architecture).
  * Exit status 0 when every check passes. */
 #include <math.h>
 #include <stdint.h>
@@ -32,26 +34,28 @@
 #define FA_OP_NAME_(name, NAME) #name,
 static const char *const op_names[FA_N_OPS] = {FA_OPS(FA_OP_NAME_)};
 
-/* The scalar table's kernels of one tier, through the generic signature,
- * with the op's default parameters. The activations only: an op without a
- * backward (a derivative from the output) is left to the Python tests. */
+/* The kernel set under test (and current, for the NumPy loops): its
+ * kernels of one tier, through the generic signature, with the op's default
+ * parameters. The accuracy checks take the activations only: an op without
+ * a backward (a derivative from the output) is left to the Python tests. */
+static const fa_kernels *kernels = &fa_kernels_scalar;
 static const int nparams[FA_N_OPS] = FA_OP_NPARAMS_INIT;
 static const double default_params[FA_N_OPS][FA_MAX_PARAMS] = FA_OP_DEFAULT_PARAMS_INIT;
 static int is_activation(int op) {
-    return fa_op_arity[op][FA_FWD][0] == 1 && fa_kernels_scalar.kernel[op][FA_BWD][FA_KF64][FA_ACCURATE] != NULL;
+    return fa_op_arity[op][FA_FWD][0] == 1 && kernels->kernel[op][FA_BWD][FA_KF64][FA_ACCURATE] != NULL;
 }
 static int has_tier(int op, int tier) {
-    return is_activation(op) && fa_kernels_scalar.kernel[op][FA_FWD][FA_KF64][tier] != NULL;
+    return is_activation(op) && kernels->kernel[op][FA_FWD][FA_KF64][tier] != NULL;
 }
 static void fwd_tier(int tier, int op, int kdtype, const void *x, void *y, ptrdiff_t n) {
     const void *in[1] = {x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_FWD][kdtype][tier](in, out, n, default_params[op]);
+    kernels->kernel[op][FA_FWD][kdtype][tier](in, out, n, default_params[op]);
 }
 static void bwd_tier(int tier, int op, int kdtype, const void *g, const void *x, void *y, ptrdiff_t n) {
     const void *in[2] = {g, x};
     void *out[1] = {y};
-    fa_kernels_scalar.kernel[op][FA_BWD][kdtype][tier](in, out, n, default_params[op]);
+    kernels->kernel[op][FA_BWD][kdtype][tier](in, out, n, default_params[op]);
 }
 /* a NumPy inner loop call: the arrays, then the op's parameters as stride-0
  * float64 operands, then the output */
@@ -195,57 +199,85 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
 }
+/* every kernel of the set: ops of any arity (their inputs the sweep and two
+ * other sequences), each direction, dtype and tier */
 static uint64_t sweep_hash(void) {
     enum { M = 40001 + 8 };
-    static double x[M], y[M], g[M];
-    static float x32[M], y32[M], g32[M];
-    for (int i = 0; i < 40001; i++) x[i] = -40.0 + i * 0.002;
+    static double in64[FA_MAX_INPUTS][M], out64[FA_MAX_OUTPUTS][M];
+    static float in32[FA_MAX_INPUTS][M], out32[FA_MAX_OUTPUTS][M];
     const double specials[8] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1060, 1e300};
-    for (int i = 0; i < 8; i++) x[40001 + i] = specials[i];
     for (int i = 0; i < M; i++) {
-        g[i] = 0.5 + (i % 5) * 0.375;
-        x32[i] = (float)x[i];
-        g32[i] = (float)g[i];
+        double x = i < 40001 ? -40.0 + i * 0.002 : specials[i - 40001];
+        double others[FA_MAX_INPUTS] = {x, 0.5 + (i % 5) * 0.375, -3.0 + (i % 13) * 0.5};
+        for (int k = 0; k < FA_MAX_INPUTS; k++) in64[k][i] = others[k], in32[k][i] = (float)others[k];
     }
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int op = 0; op < FA_N_OPS; op++) {
-        for (int tier = 0; tier < FA_N_TIERS; tier++) {
-            if (!has_tier(op, tier)) continue;
-            fwd_tier(tier, op, FA_KF64, x, y, M), h = fnv(h, y, sizeof y);
-            bwd_tier(tier, op, FA_KF64, g, x, y, M), h = fnv(h, y, sizeof y);
-            fwd_tier(tier, op, FA_KF32, x32, y32, M), h = fnv(h, y32, sizeof y32);
-            bwd_tier(tier, op, FA_KF32, g32, x32, y32, M), h = fnv(h, y32, sizeof y32);
-        }
-    }
+    for (int op = 0; op < FA_N_OPS; op++)
+        for (int direction = 0; direction < FA_N_DIRECTIONS; direction++)
+            for (int tier = 0; tier < FA_N_TIERS; tier++)
+                for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
+                    fa_kernel kernel = kernels->kernel[op][direction][kdtype][tier];
+                    if (!kernel) continue;
+                    int nin = fa_op_arity[op][direction][0], nout = fa_op_arity[op][direction][1];
+                    /* backward: g first, then the forward's inputs (the sweep first among them) */
+                    const void *in[FA_MAX_INPUTS];
+                    void *out[FA_MAX_OUTPUTS];
+                    for (int k = 0; k < nin; k++) {
+                        int which = direction == FA_BWD ? (k == 0 ? 1 : k == 1 ? 0 : k) : k;
+                        in[k] = kdtype == FA_KF64 ? (const void *)in64[which] : (const void *)in32[which];
+                    }
+                    for (int o = 0; o < nout; o++) out[o] = kdtype == FA_KF64 ? (void *)out64[o] : (void *)out32[o];
+                    kernel(in, out, M, default_params[op]);
+                    for (int o = 0; o < nout; o++)
+                        h = fnv(h, out[o], kdtype == FA_KF64 ? sizeof out64[o] : sizeof out32[o]);
+                }
     return h;
 }
 
-int main(void) {
-    /* dispatch: a build without the x86 kernels has exactly one ISA */
-    int expect_scalar_only = 1;
-#if defined(FA_HAVE_X86_KERNELS)
-    expect_scalar_only = 0;
+/* the sets this build has, lowest first */
+static const int isas_built[] = {FA_ISA_SCALAR,
+#if defined(FA_HAVE_NEON_KERNELS)
+                                 FA_ISA_NEON,
 #endif
-    if (expect_scalar_only) {
-        int ok = fa_isa_supported(FA_ISA_SCALAR) && !fa_isa_supported(FA_ISA_AVX2) &&
-                 !fa_isa_supported(FA_ISA_AVX512) && !fa_isa_supported(FA_ISA_AVX512_EMULATED) &&
-                 fa_isa_best() == FA_ISA_SCALAR && fa_isa_current() == FA_ISA_SCALAR &&
-                 fa_isa_set(FA_ISA_AVX2) == -1 && fa_kernels_current() == &fa_kernels_scalar &&
-                 strcmp(fa_isa_name(FA_ISA_SCALAR), "scalar") == 0;
+};
+#define FA_N_BUILT ((int)(sizeof isas_built / sizeof isas_built[0]))
+
+int main(void) {
+    /* dispatch: without the x86 kernels, exactly the sets built, the best current */
+#if !defined(FA_HAVE_X86_KERNELS)
+    {
+        int ok = fa_isa_best() == isas_built[FA_N_BUILT - 1] && fa_isa_current() == fa_isa_best() &&
+                 fa_isa_set(FA_ISA_AVX2) == -1 && strcmp(fa_isa_name(FA_ISA_SCALAR), "scalar") == 0;
+        for (int isa = 0; isa < FA_N_ISAS; isa++) {
+            int built = 0;
+            for (int b = 0; b < FA_N_BUILT; b++) built |= isas_built[b] == isa;
+            ok &= fa_isa_supported(isa) == built;
+        }
         if (!ok) failures++;
-        printf("dispatch: supported {scalar} only, current %s: %s\n", fa_isa_name(fa_isa_current()),
+        printf("dispatch: %d set(s) supported, current %s: %s\n", FA_N_BUILT, fa_isa_name(fa_isa_current()),
                ok ? "ok" : "FAILED");
     }
-    fa_isa_set(FA_ISA_SCALAR);
-    int before = failures;
-    check_accuracy();
-    printf("accuracy: %zu points x %d operations, fwd/bwd in float64, float32, float16: %s\n",
-           sizeof expected / sizeof expected[0] / FA_N_OPS, FA_N_OPS, failures == before ? "ok" : "FAILED");
-    before = failures;
-    check_fast_accuracy();
-    printf("accuracy, fast tier: fwd/bwd in float64, float32: %s\n", failures == before ? "ok" : "FAILED");
-    check_loops_and_threads();
-    printf("sweep hash %016llx\n", (unsigned long long)sweep_hash());
+#endif
+    uint64_t first_hash = 0;
+    for (int b = 0; b < FA_N_BUILT; b++) {
+        fa_isa_set(isas_built[b]);
+        kernels = fa_kernels_current();
+        const char *name = fa_isa_name(isas_built[b]);
+        int before = failures;
+        check_accuracy();
+        printf("%s: accuracy: %zu points x %d operations, fwd/bwd in float64, float32, float16: %s\n", name,
+               sizeof expected / sizeof expected[0] / FA_N_OPS, FA_N_OPS, failures == before ? "ok" : "FAILED");
+        before = failures;
+        check_fast_accuracy();
+        printf("%s: accuracy, fast tier: fwd/bwd in float64, float32: %s\n", name, failures == before ? "ok" : "FAILED");
+        printf("%s: ", name);
+        check_loops_and_threads();
+        uint64_t h = sweep_hash();
+        printf("%s: every kernel's sweep hash %016llx\n", name, (unsigned long long)h);
+        if (b == 0) first_hash = h;
+        else if (h != first_hash) failures++, printf("FAIL %s's bits differ from %s's\n", name, fa_isa_name(isas_built[0]));
+    }
+    printf("sweep hash %016llx\n", (unsigned long long)first_hash);
     printf("%s\n", failures ? "selftest FAILED" : "selftest passed");
     return failures ? 1 : 0;
 }

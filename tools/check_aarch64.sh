@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The C core on aarch64, without an aarch64 machine: cross-compile src_c/
-# (scalar path: FA_HAVE_X86_KERNELS undefined, so kernels_avx2.c and
-# kernels_avx512*.c compile to empty units) with setup.py's flags plus
-# -Werror, link it with tools/aarch64_selftest.c into a static program and run
-# that under qemu-aarch64. Expected values come from mpmath (computed below,
-# independently of fastact). The same program built for the host must print
-# the same sweep hash: identical bits on both architectures.
+# (the scalar and NEON kernel sets: FA_HAVE_X86_KERNELS undefined, so
+# kernels_avx2.c and kernels_avx512*.c compile to empty units) with setup.py's
+# flags plus -Werror, link it with tools/aarch64_selftest.c into a static
+# program and run that under qemu-aarch64: each set against mpmath, and every
+# kernel's bits the same in both. Expected values come from mpmath (computed
+# below, independently of fastact). The same program built for the host (its
+# scalar set) must print the same sweep hash: identical bits on both
+# architectures.
 #
 #   tools/check_aarch64.sh
 #
@@ -145,32 +147,53 @@ EOF
 # setup.py's flags (non-MSVC) with -Werror; no FA_HAVE_* macro: the scalar build
 flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -Werror -Isrc_c "-I$work")
-build() {  # build CC OUT_DIR [LDFLAGS...]
-    local cc=$1 out=$2; shift 2
+build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by side
+    local cc out=$2 linker=$3 src pids=()
+    read -r -a cc <<<"$1"
+    shift 3
     mkdir -p "$out"
     for src in src_c/*.c tools/aarch64_selftest.c; do
-        "$cc" "${flags[@]}" -c "$src" -o "$out/$(basename "$src" .c).o"
+        "${cc[@]}" "${flags[@]}" -c "$src" -o "$out/$(basename "$src" .c).o" &
+        pids+=($!)
     done
-    "$cc" -pthread "$@" -o "$out/selftest" "$out"/*.o -lm
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    "$linker" -pthread "$@" -o "$out/selftest" "$out"/*.o -lm
 }
 
 echo "== cross-compiling for aarch64 (-static, -Werror)"
 t0=$SECONDS
-build aarch64-linux-gnu-gcc "$work/aarch64" -static
+build aarch64-linux-gnu-gcc "$work/aarch64" aarch64-linux-gnu-gcc -static
 echo "   $(file -b "$work/aarch64/selftest" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
 for unit in kernels_avx2 kernels_avx512 kernels_avx512_emulated; do
     symbols=$(aarch64-linux-gnu-nm "$work/aarch64/$unit.o" | wc -l)
     [[ $symbols == 0 ]] || { echo "FAIL: $unit.o is not empty on aarch64" >&2; exit 1; }
 done
 echo "   kernels_avx2.o, kernels_avx512.o, kernels_avx512_emulated.o: empty units, as intended"
+neon_symbols=$(aarch64-linux-gnu-nm --defined-only "$work/aarch64/kernels_neon.o")
+[[ $'\n'$neon_symbols$'\n' == *" fa_kernels_neon"$'\n'* ]] \
+    || { echo "FAIL: kernels_neon.o has no NEON kernel table" >&2; exit 1; }
+echo "   kernels_neon.o: the NEON kernel set ($(grep -c ' T ' <<<"$neon_symbols") functions)"
 
 echo "== running under qemu-aarch64"
 t0=$SECONDS
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/aarch64/selftest" | tee "$work/aarch64.out" | sed 's/^/   /'
 echo "   ran in $((SECONDS - t0)) s"
 
+# clang compiles macOS arm64 builds: its NEON kernels, cross-compiled (and
+# linked by the gcc cross toolchain), must give gcc's bits
+if command -v clang >/dev/null; then
+    echo "== the same with clang for aarch64 ($(clang --version | head -n 1))"
+    build "clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include" "$work/clang" \
+        aarch64-linux-gnu-gcc -static
+    qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/clang/selftest" >"$work/clang.out" \
+        || { cat "$work/clang.out"; echo "FAIL: the clang build's self-test" >&2; exit 1; }
+    grep -E "sweep hash|selftest" "$work/clang.out" | sed 's/^/   /'
+    [[ $(grep '^sweep hash' "$work/clang.out") == $(grep '^sweep hash' "$work/aarch64.out") ]] \
+        || { echo "FAIL: clang's and gcc's aarch64 bits differ" >&2; exit 1; }
+fi
+
 echo "== the same program built for the host ($(uname -m), scalar only)"
-build "${CC:-gcc}" "$work/host"
+build "${CC:-gcc}" "$work/host" "${CC:-gcc}"
 "$work/host/selftest" | tee "$work/host.out" | sed 's/^/   /'
 aarch64_hash=$(grep '^sweep hash' "$work/aarch64.out")
 host_hash=$(grep '^sweep hash' "$work/host.out")

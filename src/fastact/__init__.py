@@ -2,8 +2,8 @@
 
 Every function is a NumPy ufunc underneath (see :mod:`fastact.ufuncs`):
 any shape and strides, broadcasting, ``out=`` (in place too), float16/32/64.
-Kernels are picked at import from what the CPU reports (AVX-512, AVX2+FMA
-or scalar); ``FASTACT_ISA`` and :func:`set_isa` cap the choice.
+Kernels are picked at import from what the CPU reports (AVX-512, AVX2+FMA,
+NEON on AArch64, or scalar); ``FASTACT_ISA`` and :func:`set_isa` cap the choice.
 """
 import os as _os
 import re as _re
@@ -34,7 +34,7 @@ del _name
 # ---- kernel sets -----------------------------------------------------------
 
 _ISA_NAMES = _ext.isa_names()          # every set this build knows, lowest first
-_REAL_ISAS = ("scalar", "avx2", "avx512")
+_REAL_ISAS = ("scalar", "avx2", "avx512", "neon")  # lowest first
 
 
 def available_isas():
@@ -43,7 +43,7 @@ def available_isas():
 
 
 def isa():
-    """The kernel set in use: 'avx512', 'avx2' or 'scalar' ('avx512-emulated' in tests)."""
+    """The kernel set in use: 'avx512', 'avx2', 'neon' or 'scalar' ('avx512-emulated' in tests)."""
     return _ISA_NAMES[_ext.isa_current()]
 
 

@@ -3,7 +3,7 @@
 
 cdef extern from "fastact.h" nogil:
     ctypedef enum fa_isa:
-        FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_N_ISAS
+        FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_ISA_NEON, FA_N_ISAS
     const char *fa_isa_name(int isa)
     int fa_isa_supported(int isa)
     int fa_isa_best()

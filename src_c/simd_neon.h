@@ -1,0 +1,152 @@
+/* Vector layer, AArch64 Advanced SIMD (NEON) flavour: 2 doubles / 4 floats
+ * per register. Same interface as simd_scalar.h. AdvSIMD, its FMA and its
+ * division are part of every AArch64 CPU, so this set needs no detection.
+ * Masks are all-ones lanes. Every operation is the IEEE operation rounded
+ * once that the x86 layers perform, so the bits are theirs; where NEON's own
+ * instruction differs (min and max with a NaN operand), the x86 rule is
+ * spelled out with a compare and a select. NEON has no masked loads and
+ * stores: tails go through a register-sized buffer and touch only the n
+ * elements asked for. */
+#ifndef FA_SIMD_H
+#define FA_SIMD_H
+#include <arm_neon.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FA_ISA_SUFFIX neon
+#define VD_W 2
+#define VF_W 4
+
+typedef float64x2_t vd;
+typedef uint64x2_t md;
+typedef float32x4_t vf;
+typedef uint32x4_t mf;
+typedef int32x4_t vi;
+typedef int64x2_t vdi;
+
+static inline vd vd_set(double c) { return vdupq_n_f64(c); }
+static inline vd vd_load(const double *p) { return vld1q_f64(p); }
+static inline vd vd_loadn(const double *p, ptrdiff_t n) {
+    double lanes[VD_W] = {0};
+    memcpy(lanes, p, (size_t)n * sizeof *p);
+    return vld1q_f64(lanes);
+}
+static inline void vd_store(double *p, vd v) { vst1q_f64(p, v); }
+static inline void vd_storen(double *p, vd v, ptrdiff_t n) {
+    double lanes[VD_W];
+    vst1q_f64(lanes, v);
+    memcpy(p, lanes, (size_t)n * sizeof *p);
+}
+static inline vd vd_add(vd a, vd b) { return vaddq_f64(a, b); }
+static inline vd vd_sub(vd a, vd b) { return vsubq_f64(a, b); }
+static inline vd vd_mul(vd a, vd b) { return vmulq_f64(a, b); }
+static inline vd vd_div(vd a, vd b) { return vdivq_f64(a, b); }
+/* a b + c and c - a b, rounded once */
+static inline vd vd_fma(vd a, vd b, vd c) { return vfmaq_f64(c, a, b); }
+static inline vd vd_fnma(vd a, vd b, vd c) { return vfmsq_f64(c, a, b); }
+/* x86's min and max: b unless a is strictly smaller (larger); b where either is NaN */
+static inline vd vd_min(vd a, vd b) { return vbslq_f64(vcltq_f64(a, b), a, b); }
+static inline vd vd_max(vd a, vd b) { return vbslq_f64(vcgtq_f64(a, b), a, b); }
+static inline vd vd_copysign(vd mag, vd s) { return vbslq_f64(vdupq_n_u64(0x8000000000000000ull), s, mag); }
+static inline md vd_gt_or_nan(vd a, vd b) {
+    return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vcleq_f64(a, b))));
+}
+static inline int md_any(md m) { return vmaxvq_u32(vreinterpretq_u32_u64(m)) != 0; }
+static inline vd vd_abs(vd a) { return vabsq_f64(a); }
+static inline md vd_lt(vd a, vd b) { return vcltq_f64(a, b); }
+static inline md vd_gt(vd a, vd b) { return vcgtq_f64(a, b); }
+static inline md vd_isnan(vd a) { return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vceqq_f64(a, a)))); }
+static inline md md_or(md a, md b) { return vorrq_u64(a, b); }
+/* max(biased exponent of a - first, 0), for a >= 0 */
+static inline vdi vd_binade_index(vd a, int first) {
+    int64x2_t e = vsubq_s64(vreinterpretq_s64_u64(vshrq_n_u64(vreinterpretq_u64_f64(a), 52)), vdupq_n_s64(first));
+    return vbslq_s64(vcgtq_s64(e, vdupq_n_s64(0)), e, vdupq_n_s64(0));
+}
+/* table[i] per lane, i in [0, 8): a byte shuffle over the table's 64 bytes,
+ * bytes 8i .. 8i + 7 for each lane */
+static inline vd vd_lookup8(const double *table, vdi i) {
+    uint8x16x4_t bytes = {{vld1q_u8((const uint8_t *)table), vld1q_u8((const uint8_t *)(table + 2)),
+                           vld1q_u8((const uint8_t *)(table + 4)), vld1q_u8((const uint8_t *)(table + 6))}};
+    static const uint8_t spread[16] = {0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8};
+    static const uint8_t within[16] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7};
+    uint8x16_t first = vqtbl1q_u8(vreinterpretq_u8_s64(vshlq_n_s64(i, 3)), vld1q_u8(spread));
+    return vreinterpretq_f64_u8(vqtbl4q_u8(bytes, vaddq_u8(first, vld1q_u8(within))));
+}
+static inline vd vd_select(md m, vd if_true, vd if_false) { return vbslq_f64(m, if_true, if_false); }
+/* 2^k for integer-valued k in [-1022, 1023]: k + 1.5 2^52 holds k in its low
+ * mantissa bits; k + 1023 moves into the exponent */
+static inline vd vd_pow2(vd k) {
+    int64x2_t bits = vreinterpretq_s64_f64(vaddq_f64(k, vdupq_n_f64(0x1.8p52)));
+    bits = vaddq_s64(bits, vdupq_n_s64(1023 - 0x4338000000000000LL));
+    return vreinterpretq_f64_s64(vshlq_n_s64(bits, 52));
+}
+
+/* no streaming stores here (FA_STREAM_ALIGN 1: the kernels never stream) */
+#define FA_STREAM_ALIGN 1
+static inline void vf_stream(float *p, vf v) { vst1q_f32(p, v); }
+static inline void vd_stream(double *p, vd v) { vst1q_f64(p, v); }
+static inline void fa_stream_fence(void) {}
+static inline vf vf_set(float c) { return vdupq_n_f32(c); }
+static inline vf vf_load(const float *p) { return vld1q_f32(p); }
+static inline vf vf_loadn(const float *p, ptrdiff_t n) {
+    float lanes[VF_W] = {0};
+    memcpy(lanes, p, (size_t)n * sizeof *p);
+    return vld1q_f32(lanes);
+}
+static inline void vf_store(float *p, vf v) { vst1q_f32(p, v); }
+static inline void vf_storen(float *p, vf v, ptrdiff_t n) {
+    float lanes[VF_W];
+    vst1q_f32(lanes, v);
+    memcpy(p, lanes, (size_t)n * sizeof *p);
+}
+static inline vf vf_add(vf a, vf b) { return vaddq_f32(a, b); }
+static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
+static inline vf vf_mul(vf a, vf b) { return vmulq_f32(a, b); }
+static inline vf vf_div(vf a, vf b) { return vdivq_f32(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+static inline vf vf_fnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
+static inline vf vf_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+static inline vf vf_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+static inline vf vf_abs(vf a) { return vabsq_f32(a); }
+static inline vf vf_copysign(vf mag, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, mag); }
+static inline mf vf_lt(vf a, vf b) { return vcltq_f32(a, b); }
+static inline mf vf_gt(vf a, vf b) { return vcgtq_f32(a, b); }
+static inline mf vf_gt_or_nan(vf a, vf b) { return vmvnq_u32(vcleq_f32(a, b)); }
+static inline mf vf_isnan(vf a) { return vmvnq_u32(vceqq_f32(a, a)); }
+static inline mf mf_or(mf a, mf b) { return vorrq_u32(a, b); }
+static inline int mf_any(mf m) { return vmaxvq_u32(m) != 0; }
+/* 2^k for integer-valued k in [-126, 127] */
+static inline vf vf_pow2(vf k) {
+    int32x4_t e = vaddq_s32(vcvtq_s32_f32(k), vdupq_n_s32(127));
+    return vreinterpretq_f32_s32(vshlq_n_s32(e, 23));
+}
+static inline vi vf_binade_index(vf a, int first) {
+    int32x4_t e = vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 23));
+    return vmaxq_s32(vsubq_s32(e, vdupq_n_s32(first)), vdupq_n_s32(0));
+}
+static inline vi vf_half_binade_index(vf a, int first) {
+    int32x4_t e = vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 22));
+    return vmaxq_s32(vsubq_s32(e, vdupq_n_s32(first)), vdupq_n_s32(0));
+}
+/* table[i] per lane, i in [0, 8): bytes 4i .. 4i + 3 of the table's 32 */
+static inline vf vf_lookup8(const float *table, vi i) {
+    uint8x16x2_t bytes = {{vld1q_u8((const uint8_t *)table), vld1q_u8((const uint8_t *)(table + 4))}};
+    static const uint8_t spread[16] = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+    static const uint8_t within[16] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+    uint8x16_t first = vqtbl1q_u8(vreinterpretq_u8_s32(vshlq_n_s32(i, 2)), vld1q_u8(spread));
+    return vreinterpretq_f32_u8(vqtbl2q_u8(bytes, vaddq_u8(first, vld1q_u8(within))));
+}
+static inline vf vf_select(mf m, vf if_true, vf if_false) { return vbslq_f32(m, if_true, if_false); }
+
+/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
+static inline vd vd_scale_1p(vd q, vd k) {
+    vd s = vd_pow2(k);
+    return vd_fma(q, s, s);
+}
+static inline vf vf_scale_1p(vf q, vf k) {
+    vf s = vf_pow2(k);
+    return vf_fma(q, s, s);
+}
+
+#endif
