@@ -141,7 +141,8 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __
     /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
     __m256i a_less_1 = _mm256_sub_epi32(a, one);
     __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a_less_1, below), below);
-    if (_mm256_testz_si256(small, small)) return normal; /* the usual case: no result below 2^-14 */
+    /* no branch on `small`: results below 2^-14 come scattered (a derivative's
+     * tails), and the mispredictions cost more than these few instructions */
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
@@ -300,9 +301,9 @@ FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t wind
     __mmask16 near = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
     /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
     __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x387fffff));
-    if (!(near | small)) return 0; /* the usual case */
     __mmask16 normal = near & _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0effffff));
-    if (!small) return normal;
+    /* no branch on `small`: results below 2^-14 come scattered (a derivative's
+     * tails), and the mispredictions cost more than these few instructions */
     __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
     __m512i k = _mm512_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m512 distance = _mm512_abs_ps(_mm512_sub_ps(scaled, _mm512_cvtepi32_ps(k)));
