@@ -18,8 +18,14 @@
 #endif
 
 static const char *const isa_names[FA_N_ISAS] = {"scalar", "avx2", "avx512", "avx512-emulated", "neon"};
-/* the sets a CPU runs for real, lowest first: the best supported one is the default */
-static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_NEON};
+/* the sets a CPU of this architecture runs for real, lowest first: the best
+ * supported one is the default; a FASTACT_ISA naming another architecture's
+ * set caps nothing */
+#if defined(__aarch64__)
+static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_NEON};
+#else
+static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512};
+#endif
 #define FA_N_REAL_ISAS ((int)(sizeof real_isas / sizeof real_isas[0]))
 
 static const fa_kernels *isa_table(int isa) {

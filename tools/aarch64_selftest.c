@@ -14,7 +14,8 @@
  *     bits as the kernel on contiguous data; float16 within 1 ULP of mpmath;
  *   - threads.c: a large call split over 4 threads gives the same bits;
  *   - it prints an FNV-1a hash of every kernel's output (every op, gated
- *     and bias ones included, both directions, dtypes and tiers) on a sweep,
+ *     and bias ones included, both directions, dtypes and tiers, and
+ *     softmax's row passes) on a sweep,
  *     which must be the same for every set here and equal the hash of the
  *     same program built for the host (same bits on every architecture).
  * Exit status 0 when every check passes. */
@@ -231,6 +232,35 @@ static uint64_t sweep_hash(void) {
                     for (int o = 0; o < nout; o++)
                         h = fnv(h, out[o], kdtype == FA_KF64 ? sizeof out64[o] : sizeof out32[o]);
                 }
+    /* softmax's and log_softmax's passes over a stretch of a row */
+    for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
+        const fa_row_kernels *row = &kernels->rows[kdtype];
+        const void *x = kdtype == FA_KF64 ? (const void *)in64[0] : (const void *)in32[0];
+        const void *g = kdtype == FA_KF64 ? (const void *)in64[1] : (const void *)in32[1];
+        void *e = kdtype == FA_KF64 ? (void *)out64[0] : (void *)out32[0];
+        void *y = kdtype == FA_KF64 ? (void *)out64[1] : (void *)out32[1];
+        size_t bytes = kdtype == FA_KF64 ? sizeof out64[0] : sizeof out32[0];
+        /* the sweep without the special values: inf - inf would make a NaN,
+         * whose bits are the architecture's default NaN (x86's has the sign set) */
+        ptrdiff_t finite = 40001;
+        double all_max = row->max(x, M), m = row->max(x, finite), sums[4][2];
+        row->exp_sum(x, e, finite, m, sums[0]);
+        h = fnv(h, e, bytes);
+        row->dot(e, g, finite, sums[1]);
+        row->dot(e, NULL, finite, sums[2]);
+        row->scale(e, y, finite, sums[0][0] + sums[0][1]);
+        h = fnv(h, y, bytes);
+        row->log_shift(x, y, finite, m, 0.75);
+        h = fnv(h, y, bytes);
+        row->softmax_bwd(g, e, y, finite, 0.25);
+        h = fnv(h, y, bytes);
+        row->log_softmax_bwd(g, x, y, finite, 1.5);
+        h = fnv(h, y, bytes);
+        row->exp_sum(x, NULL, finite, m - 1.0, sums[3]);
+        h = fnv(h, &all_max, sizeof all_max);
+        h = fnv(h, &m, sizeof m);
+        h = fnv(h, sums, sizeof sums);
+    }
     return h;
 }
 

@@ -190,6 +190,8 @@ if command -v clang >/dev/null; then
     grep -E "sweep hash|selftest" "$work/clang.out" | sed 's/^/   /'
     [[ $(grep '^sweep hash' "$work/clang.out") == $(grep '^sweep hash' "$work/aarch64.out") ]] \
         || { echo "FAIL: clang's and gcc's aarch64 bits differ" >&2; exit 1; }
+else
+    echo "== clang not installed: the clang build for aarch64 is skipped"
 fi
 
 echo "== the same program built for the host ($(uname -m), scalar only)"

@@ -158,7 +158,7 @@ requirements() {  # build requirements and the test extra, from pyproject.toml
 try:
     import tomllib
 except ImportError:  # Python 3.10: what pyproject.toml said when this was written
-    print("setuptools>=77\nCython>=3.0\nnumpy>=2.0\nsimde-py==0.8.2.post1\npytest>=8\nhypothesis>=6\nmpmath\nscipy")
+    print("setuptools>=77\nCython>=3.0\nnumpy>=2.0\nsimde-py==0.8.2.post1\npytest>=8\nhypothesis>=6\nmpmath\nscipy\npytest-xdist")
 else:
     meta = tomllib.load(open("pyproject.toml", "rb"))
     print("\n".join(meta["build-system"]["requires"] + meta["project"]["optional-dependencies"]["test"]))

@@ -35,6 +35,9 @@ del _name
 
 _ISA_NAMES = _ext.isa_names()          # every set this build knows, lowest first
 _REAL_ISAS = ("scalar", "avx2", "avx512", "neon")  # lowest first
+# the sets of this machine's architecture (dispatch.c's real_isas): a FASTACT_ISA
+# naming another architecture's set caps nothing
+_ARCH_ISAS = ("scalar", "neon") if _ext.isa_supported(_ISA_NAMES.index("neon")) else ("scalar", "avx2", "avx512")
 
 
 def available_isas():
@@ -89,8 +92,8 @@ def set_num_threads(n):
 
 def _check_environment():
     cap = _os.environ.get("FASTACT_ISA")
-    if cap and cap not in _REAL_ISAS:
-        _warnings.warn(f"fastact: FASTACT_ISA={cap!r} is not one of {list(_REAL_ISAS)}; ignored",
+    if cap and cap not in _ARCH_ISAS:
+        _warnings.warn(f"fastact: FASTACT_ISA={cap!r} is not one of {list(_ARCH_ISAS)}; ignored",
                        RuntimeWarning, stacklevel=3)
     threads = _os.environ.get("FASTACT_NUM_THREADS")
     # the C side reads it with the same rule: ASCII digits only, at least 1
