@@ -50,6 +50,29 @@ static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties, uin
     return any;
 }
 
+/* The one-pass loops' scalar ends: element i of dst rounded from p, its tie
+ * marked; nonzero if it is one */
+static inline int narrow_one_f16(float p, uint16_t *dst, ptrdiff_t i, uint64_t *ties, uint32_t window) {
+    dst[i] = fa_float_to_half(p);
+    if (!fa_is_half_near_tie(p, window)) return 0;
+    FA_MARK_TIES_(ties, i, 1);
+    return 1;
+}
+static inline int narrow_one_bf16(float p, uint16_t *dst, ptrdiff_t i, uint64_t *ties, uint32_t window) {
+    dst[i] = fa_float_to_bf16(p);
+    if (!fa_is_bf16_near_tie(p, window)) return 0;
+    FA_MARK_TIES_(ties, i, 1);
+    return 1;
+}
+/* g·f'(y) from the forward's output y, as loops.c's scale_by_derivative
+ * computes it: f'(y), the float32 kernel at g = 1, is y - y² (sigmoid) or
+ * 1 - y² (tanh) rounded once, y's NaN where y is NaN; then
+ * fa_times_derivative */
+static inline float from_output_one(float g, float y, int tanh_form) {
+    float d = y != y ? y : fmaf(-y, y, tanh_form ? 1.0f : y);
+    return fa_times_derivative(g, d);
+}
+
 /* The ISA-independent bodies, compiled once per target below: bfloat16's
  * conversions, and ReLU on the 16-bit values. */
 #define FA_DEFINE_BF16_(suffix, attr, bf16_scan)                                                \
@@ -114,8 +137,8 @@ static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uin
 }
 
 static const fa_convert16_set portable = {
-    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL},
-    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL},
+    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL, NULL},
+    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL, NULL},
     relu_fwd_portable,
     relu_bwd_portable,
 };
@@ -123,6 +146,16 @@ static const fa_convert16_set portable = {
 #if defined(FA_X86_CONVERT)
 /* ---- AVX2 + F16C ---- */
 #define FA_AVX2_ __attribute__((target("avx2,fma,f16c")))
+#define FA_INLINE_ALWAYS_ inline __attribute__((always_inline))
+/* a from-output loop compiled once per form (tanh's or sigmoid's) and for
+ * window 0, every call's, apart: the tests stay out of the loop */
+#define FA_FROM_OUTPUT_SPECIALISED_(name, attr)                                                              \
+    attr static int name(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,   \
+                         uint32_t window, int tanh_form) {                                                   \
+        if (window == 0)                                                                                     \
+            return tanh_form ? name##_body(g, y, dst, n, ties, 0, 1) : name##_body(g, y, dst, n, ties, 0, 0); \
+        return tanh_form ? name##_body(g, y, dst, n, ties, window, 1) : name##_body(g, y, dst, n, ties, window, 0); \
+    }
 
 /* The tie scans in registers (the compiler does not vectorise them): which
  * lanes of x are within `window` float32 ULPs of a tie of the 16-bit type
@@ -134,15 +167,21 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __
     const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
     const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
     const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
-    const __m256i width = _mm256_set1_epi32((int)(2 * window));
-    __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0x1fff)), _mm256_set1_epi32((int)(0x1000 - window)));
-    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width),
-                                      _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span));
+    const __m256i low = _mm256_and_si256(a, _mm256_set1_epi32(0x1fff)), zero = _mm256_setzero_si256();
+    __m256i in_range = _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span);
     /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
-    __m256i a_less_1 = _mm256_sub_epi32(a, one);
-    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(a_less_1, below), below);
-    /* no branch on `small`: results below 2^-14 come scattered (a derivative's
-     * tails), and the mispredictions cost more than these few instructions */
+    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(_mm256_sub_epi32(a, one), below), below);
+    __m256i normal;
+    if (window == 0) {
+        /* every backward: see half_tie_lanes_avx512 */
+        normal = _mm256_and_si256(_mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x1000)), in_range);
+        small = _mm256_and_si256(small, _mm256_cmpeq_epi32(low, zero));
+        if (_mm256_testz_si256(small, small)) return normal;
+    } else {
+        const __m256i width = _mm256_set1_epi32((int)(2 * window));
+        __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - window)));
+        normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width), in_range);
+    }
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
@@ -242,6 +281,13 @@ FA_AVX2_ static inline __m128i bf16_round_ymm(__m256i x) {
     __m256i packed = _mm256_packus_epi32(_mm256_blendv_epi8(rounded, quiet, nan), _mm256_setzero_si256());
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)); /* 64-bit lanes 0 and 2 */
 }
+/* bfloat16 widened in registers, NaN made quiet (widen_bf16) */
+FA_AVX2_ static inline __m256 widen_bf16_lanes_avx2(const uint16_t *src) {
+    __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src));
+    h = _mm256_or_si256(h, _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7fff)),
+                                                               _mm256_set1_epi32(0x7f80)), _mm256_set1_epi32(0x40)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
 FA_AVX2_ static int scale_narrow_f16_avx2(const float *derivative, const uint16_t *x, const uint16_t *g,
                                           uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
@@ -254,38 +300,103 @@ FA_AVX2_ static int scale_narrow_f16_avx2(const float *derivative, const uint16_
         int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(p, window, limit)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
-    for (; i < n; i++) {
-        float p = fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]);
-        dst[i] = fa_float_to_half(p);
-        if (fa_is_half_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
-    }
+    for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
 FA_AVX2_ static int scale_narrow_bf16_avx2(const float *derivative, const uint16_t *x, const uint16_t *g,
                                            uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    const __m256i magnitude = _mm256_set1_epi32(0x7fff), inf = _mm256_set1_epi32(0x7f80), quiet = _mm256_set1_epi32(0x40);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
-        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(g + i)));
-        h = _mm256_or_si256(h, _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_and_si256(h, magnitude), inf), quiet));
-        __m256 p = times_derivative_avx2(_mm256_castsi256_ps(_mm256_slli_epi32(h, 16)), derivative, x + i);
+        __m256 p = times_derivative_avx2(widen_bf16_lanes_avx2(g + i), derivative, x + i);
         _mm_storeu_si128((__m128i *)(dst + i), bf16_round_ymm(_mm256_castps_si256(p)));
         int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(bf16_tie_lanes_avx2(_mm256_castps_si256(p), window)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
-    for (; i < n; i++) {
-        float p = fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]);
-        dst[i] = fa_float_to_bf16(p);
-        if (fa_is_bf16_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
-    }
+    for (; i < n; i++) any |= narrow_one_bf16(fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
 
+/* bfloat16 widened in registers, a signaling NaN left signaling (see bf16_lanes_avx512) */
+FA_AVX2_ static inline __m256 bf16_lanes_avx2(const uint16_t *src) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
+}
+/* from_output_one on 8 lanes; *exact: the lanes whose result is g·f'(y)
+ * exactly (see exact_from_output_avx2), if any lane is near a tie */
+FA_AVX2_ static inline __m256 from_output_avx2(__m256 g, __m256 y, int tanh_form, __m256 *d_out) {
+    __m256 d = _mm256_fnmadd_ps(y, y, tanh_form ? _mm256_set1_ps(1.0f) : y);
+    *d_out = d;
+    d = _mm256_blendv_ps(d, y, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(_mm256_mul_ps(g, d), g, _mm256_cmp_ps(g, g, _CMP_UNORD_Q));
+}
+/* The lanes where p = g (c - y²) exactly (c: 1 or y, d = c - y² rounded):
+ * a 16-bit tie there is the exact value's, which rounding to nearest even
+ * settles as the float64 recomputation would, so it needs none. Exact when
+ * y² is (y has at most 11 significant bits: its square is exact unless it
+ * is subnormal), d is (Fast2Sum's error, c - d - y², is 0; valid as y² <=
+ * |c|) and the product is (fma's error 0, with p far from underflow, where
+ * that error could vanish). Conservative: any other lane is recomputed. */
+FA_AVX2_ static inline __m256i exact_from_output_avx2(__m256 g, __m256 y, __m256 c, __m256 d, __m256 p) {
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 yy = _mm256_mul_ps(y, y);
+    __m256 square = _mm256_or_ps(_mm256_cmp_ps(yy, _mm256_set1_ps(0x1p-126f), _CMP_GE_OQ),
+                                 _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_EQ_OQ));
+    __m256 difference = _mm256_and_ps(_mm256_cmp_ps(yy, _mm256_and_ps(c, magnitude), _CMP_LE_OQ),
+                                      _mm256_cmp_ps(_mm256_sub_ps(c, d), yy, _CMP_EQ_OQ));
+    __m256 product = _mm256_and_ps(_mm256_cmp_ps(_mm256_fmsub_ps(g, d, p), _mm256_setzero_ps(), _CMP_EQ_OQ),
+                                   _mm256_cmp_ps(_mm256_and_ps(p, magnitude), _mm256_set1_ps(0x1p-90f), _CMP_GE_OQ));
+    return _mm256_castps_si256(_mm256_and_ps(_mm256_and_ps(square, difference), product));
+}
+FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
+                                         uint64_t *ties, uint32_t window, int tanh_form) {
+    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 8 <= n; i += 8) {
+        __m256 gw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + i)));
+        __m256 yw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i))), d;
+        __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
+        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+        __m256i tied = half_tie_lanes_avx2(p, window, limit);
+        if (!_mm256_testz_si256(tied, tied)) {
+            __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
+            tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
+            int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tied));
+            if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+        }
+    }
+    for (; i < n; i++) any |= narrow_one_f16(from_output_one(fa_half_to_float(g[i]), fa_half_to_float(y[i]), tanh_form), dst, i, ties, window);
+    return any;
+}
+FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
+                                          uint64_t *ties, uint32_t window, int tanh_form) {
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 8 <= n; i += 8) {
+        __m256 gw = bf16_lanes_avx2(g + i), yw = bf16_lanes_avx2(y + i), d;
+        __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
+        _mm_storeu_si128((__m128i *)(dst + i), bf16_round_ymm(_mm256_castps_si256(p)));
+        __m256i tied = bf16_tie_lanes_avx2(_mm256_castps_si256(p), window);
+        if (!_mm256_testz_si256(tied, tied)) {
+            __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
+            tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
+            int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tied));
+            if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+        }
+    }
+    for (; i < n; i++) any |= narrow_one_bf16(from_output_one(fa_bf16_to_float(g[i]), fa_bf16_to_float(y[i]), tanh_form), dst, i, ties, window);
+    return any;
+}
+
+FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx2, FA_AVX2_)
+FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx2, FA_AVX2_)
+
 static const fa_convert16_set avx2 = {
-    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2},
-    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2},
+    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2, from_output_f16_avx2},
+    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2, from_output_bf16_avx2},
     relu_fwd_avx2,
     relu_bwd_lanes_avx2,
 };
@@ -296,14 +407,26 @@ static const fa_convert16_set avx2 = {
 /* which lanes of x are within `window` float32 ULPs of a tie, as for AVX2 */
 FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window, __m512 limit) {
     const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-    const __m512i base = _mm512_set1_epi32(0x38800000);
-    __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x1fff)), _mm512_set1_epi32((int)(0x1000 - window)));
-    __mmask16 near = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
+    const __m512i low = _mm512_and_si512(a, _mm512_set1_epi32(0x1fff));
+    __mmask16 in_range = _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(0x38800000)),
+                                                 _mm512_set1_epi32(0x0effffff));
     /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
     __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x387fffff));
-    __mmask16 normal = near & _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, base), _mm512_set1_epi32(0x0effffff));
-    /* no branch on `small`: results below 2^-14 come scattered (a derivative's
-     * tails), and the mispredictions cost more than these few instructions */
+    __mmask16 normal;
+    if (window == 0) {
+        /* every backward: a tie is 0x1000 in the low 13 bits in float16's
+         * normal range; below it, an odd multiple of 2^-25 has them zero
+         * (a float32 ULP there is at most 2^-38), which few results do, so
+         * their scan runs only where one does. Not on every small result:
+         * they come scattered (a derivative's tails) and a branch on them
+         * mispredicts. */
+        normal = _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x1000)) & in_range;
+        small &= _mm512_testn_epi32_mask(low, low);
+        if (!small) return normal;
+    } else {
+        __m512i from_tie = _mm512_sub_epi32(low, _mm512_set1_epi32((int)(0x1000 - window)));
+        normal = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window))) & in_range;
+    }
     __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
     __m512i k = _mm512_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m512 distance = _mm512_abs_ps(_mm512_sub_ps(scaled, _mm512_cvtepi32_ps(k)));
@@ -418,11 +541,7 @@ FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uin
         __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
-    for (; i < n; i++) {
-        float p = fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]);
-        dst[i] = fa_float_to_half(p);
-        if (fa_is_half_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
-    }
+    for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
 FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
@@ -436,17 +555,74 @@ FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const ui
         __mmask16 lanes = bf16_tie_lanes_avx512(p, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
-    for (; i < n; i++) {
-        float p = fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]);
-        dst[i] = fa_float_to_bf16(p);
-        if (fa_is_bf16_near_tie(p, window)) FA_MARK_TIES_(ties, i, 1), any = 1;
-    }
+    for (; i < n; i++) any |= narrow_one_bf16(fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
 
+/* bfloat16 widened in registers, a signaling NaN left signaling: where the
+ * lane's result is that NaN, the rounding back quiets it (bf16_round_zmm) as
+ * widen_bf16 would have; where it is an operand, the arithmetic does */
+FA_AVX512_ static inline __m512 bf16_lanes_avx512(const uint16_t *src) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src)), 16));
+}
+/* from_output_avx2 and exact_from_output_avx2 on 16 lanes */
+FA_AVX512_ static inline __m512 from_output_avx512(__m512 g, __m512 y, int tanh_form, __m512 *d_out) {
+    __m512 d = _mm512_fnmadd_ps(y, y, tanh_form ? _mm512_set1_ps(1.0f) : y);
+    *d_out = d;
+    d = _mm512_mask_mov_ps(d, _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q), y);
+    return _mm512_mask_mov_ps(_mm512_mul_ps(g, d), _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
+}
+FA_AVX512_ static inline __mmask16 exact_from_output_avx512(__m512 g, __m512 y, __m512 c, __m512 d, __m512 p) {
+    __m512 yy = _mm512_mul_ps(y, y);
+    __mmask16 square = _mm512_cmp_ps_mask(yy, _mm512_set1_ps(0x1p-126f), _CMP_GE_OQ) |
+                       _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    __mmask16 difference = _mm512_cmp_ps_mask(yy, _mm512_abs_ps(c), _CMP_LE_OQ) &
+                           _mm512_cmp_ps_mask(_mm512_sub_ps(c, d), yy, _CMP_EQ_OQ);
+    __mmask16 product = _mm512_cmp_ps_mask(_mm512_fmsub_ps(g, d, p), _mm512_setzero_ps(), _CMP_EQ_OQ) &
+                        _mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(0x1p-90f), _CMP_GE_OQ);
+    return square & difference & product;
+}
+FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
+                                             uint64_t *ties, uint32_t window, int tanh_form) {
+    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 16 <= n; i += 16) {
+        __m512 gw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i)));
+        __m512 yw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i))), d;
+        __m512 p = from_output_avx512(gw, yw, tanh_form, &d);
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+        __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
+        if (lanes) lanes &= ~exact_from_output_avx512(gw, yw, tanh_form ? _mm512_set1_ps(1.0f) : yw, d, p);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) any |= narrow_one_f16(from_output_one(fa_half_to_float(g[i]), fa_half_to_float(y[i]), tanh_form), dst, i, ties, window);
+    return any;
+}
+FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx512_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
+                                              uint64_t *ties, uint32_t window, int tanh_form) {
+    ptrdiff_t i = 0;
+    int any = 0;
+    memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 16 <= n; i += 16) {
+        __m512 gw = bf16_lanes_avx512(g + i), yw = bf16_lanes_avx512(y + i), d;
+        __m512 p = from_output_avx512(gw, yw, tanh_form, &d);
+        _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(_mm512_castps_si512(p)));
+        __mmask16 lanes = bf16_tie_lanes_avx512(_mm512_castps_si512(p), window);
+        if (lanes) lanes &= ~exact_from_output_avx512(gw, yw, tanh_form ? _mm512_set1_ps(1.0f) : yw, d, p);
+        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+    }
+    for (; i < n; i++) any |= narrow_one_bf16(from_output_one(fa_bf16_to_float(g[i]), fa_bf16_to_float(y[i]), tanh_form), dst, i, ties, window);
+    return any;
+}
+
+FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx512, FA_AVX512_)
+FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx512, FA_AVX512_)
+
 static const fa_convert16_set avx512 = {
-    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512},
-    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512},
+    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512, from_output_f16_avx512},
+    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512, from_output_bf16_avx512},
     relu_fwd_avx512,
     relu_bwd_lanes_avx2,
 };

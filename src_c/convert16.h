@@ -21,6 +21,12 @@ typedef struct {
      * no such loop */
     int (*scale_narrow)(const float *derivative, const uint16_t *x, const uint16_t *g, uint16_t *dst, ptrdiff_t n,
                         uint64_t *ties, uint32_t window);
+    /* narrow(g·f'(y)) in one pass for the derivatives from the forward's
+     * output y: f'(y) = y - y² (sigmoid) or 1 - y² (tanh_form), rounded once,
+     * y's NaN where y is NaN, then g's NaN where g is NaN; the bits of
+     * widen, that computation and narrow. NULL where the ISA has no such loop */
+    int (*from_output_narrow)(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                              uint32_t window, int tanh_form);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

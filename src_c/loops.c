@@ -156,6 +156,7 @@ typedef struct {
     int derivative;       /* backward as g times the kernel's f'(x) at g = 1 (see scale_by_derivative) */
     const float *derivatives; /* that f'(x) for all 65536 x (table16.h); or NULL */
     int isa;              /* the kernel set, read once per call: its conversions, one-pass code and tables */
+    int from_output;      /* a derivative from the forward's output: 1 sigmoid's, 2 tanh's (no table: computed in one pass) */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -410,6 +411,18 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
 }
 
 /* ties[o]: output o's tie bitmap from narrow */
+/* g and x widened where ties are marked: all that fix_ties reads of them
+ * (the one-pass loops mark a few per block, widening all would cost more) */
+static void widen_tied(const fa_half_type *half, const uint16_t *g16, const uint16_t *x16, float *const *in,
+                       ptrdiff_t n, const uint64_t *ties) {
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
+        for (int bit = 0; bit < 64 && ties[word] >> bit; bit++) {
+            if (!(ties[word] >> bit & 1)) continue;
+            ptrdiff_t i = word * 64 + bit;
+            in[0][i] = half->bf16 ? fa_bf16_to_float(g16[i]) : fa_half_to_float(g16[i]);
+            in[1][i] = half->bf16 ? fa_bf16_to_float(x16[i]) : fa_half_to_float(x16[i]);
+        }
+}
 static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16, ptrdiff_t n,
                      uint64_t (*ties)[FA_BLOCK / 64]) {
     int nout = job->nargs - job->nin;
@@ -459,7 +472,8 @@ static void restore_flags(fa_flags saved) {
 }
 #endif
 
-/* The smooth functions' 16-bit backward, g·f'(x): the float32 kernel's
+/* The smooth functions' 16-bit backward (and the derivatives from the
+ * forward's output, f' a function of y), g·f'(x): the float32 kernel's
  * f'(x) (at g = 1) times g, rounded to float32, then to the 16-bit type as
  * any result (a float32 tie recomputed in float64). So the derivative can
  * come from a table of all 65536 x (derivative_table_for) with the same
@@ -535,10 +549,11 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         extent(job->args[2] + begin * job->steps[2], job->steps[2], end - begin, 2, &out_lo, &out_hi);
         x_for_ties_only = x_hi <= out_lo || out_hi <= x_lo;
     }
-    /* g·f'(x) in one pass where the kernel set has the loop and g, x and the
-     * result are contiguous: into a buffer first if the result overwrites g
-     * or x, which the ties need */
-    int one_pass = job->derivative && job->derivatives && convert->scale_narrow && unit_steps(job);
+    /* g·f'(x) in one pass (f' looked up, or computed from y) where the
+     * kernel set has the loop and g, x and the result are contiguous: into a
+     * buffer first if the result overwrites g or x, which the ties need */
+    int one_pass = job->derivative && unit_steps(job) &&
+                   (job->derivatives ? convert->scale_narrow != NULL : job->from_output && convert->from_output_narrow);
     int one_pass_buffered = 0;
     if (one_pass) {
         const char *lo[3], *hi[3];
@@ -552,9 +567,10 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
             uint16_t *result = (uint16_t *)job->args[2] + start;
             uint16_t *dst = one_pass_buffered ? (heap ? heap->narrow[0] : small16[0]) : result;
             uint64_t ties[FA_BLOCK / 64];
-            if (convert->scale_narrow(job->derivatives, x16, g16, dst, n, ties, job->window)) {
-                convert->widen(g16, in[0], n);
-                convert->widen(x16, in[1], n);
+            int any_tie = job->derivatives ? convert->scale_narrow(job->derivatives, x16, g16, dst, n, ties, job->window)
+                                           : convert->from_output_narrow(g16, x16, dst, n, ties, job->window, job->from_output == 2);
+            if (any_tie) {
+                widen_tied(half, g16, x16, in, n, ties);
                 fix_ties(job, in, &dst, n, &ties);
             }
             if (dst != result) memcpy(result, dst, (size_t)n * sizeof *dst);
@@ -670,7 +686,8 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
 
 /* The derivatives of scale_by_derivative for all 65536 x, on the same terms. */
 static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *spec, ptrdiff_t n) {
-    if (!job->derivative || job->steps[1] != 2) return NULL; /* looked up by x's contiguous bits */
+    /* looked up by x's contiguous bits; y - y² costs less than a lookup */
+    if (!job->derivative || job->from_output || job->steps[1] != 2) return NULL;
     const fa_half_type *half = job->dtype->half;
     fa_table16_key key = {job->isa, spec->op, FA_BWD, spec->tier, half->bf16};
     fa_table16 *filled;
@@ -759,7 +776,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current()};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current(), 0};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -785,8 +802,11 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
             job.limits[1] = 3.0f;
         }
         if (spec->op == FA_RELU) job.relu16 = spec->direction == FA_FWD ? job.convert->relu_fwd : job.convert->relu_bwd;
-        job.derivative = spec->direction == FA_BWD && spec->nin == 2 && spec->nout == 1 && spec->op != FA_RELU &&
-                         !rounds_params[spec->op] && !is_bias_op[spec->op];
+        /* the derivatives from the forward's output are g·f'(y) too: their
+         * kernel at g = 1 is y - y² or 1 - y², the factor g multiplies */
+        job.from_output = spec->op == FA_SIGMOID_BACKWARD_FROM_OUTPUT ? 1 : spec->op == FA_TANH_BACKWARD_FROM_OUTPUT ? 2 : 0;
+        job.derivative = (spec->direction == FA_BWD || job.from_output) && spec->nin == 2 && spec->nout == 1 &&
+                         spec->op != FA_RELU && !rounds_params[spec->op] && !is_bias_op[spec->op];
     }
     char *const *param = args + spec->nin;
     const ptrdiff_t *param_step = steps + spec->nin;

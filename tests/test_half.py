@@ -21,7 +21,7 @@ import fastact as fa
 from fastact import _ext
 from conftest import TESTABLE_ISAS, fixed_split, forced_threads
 from fastact import _reference as ref
-from fastact._manifest import TIERS
+from fastact._manifest import OPS_BY_NAME, TIERS
 from fastact._registry import VARIANTS
 
 try:
@@ -321,6 +321,96 @@ def test_derivative_tables_give_the_computed_bits(variant, half):
                 assert _ext.table16_published() == published + 1, "no table was filled"
                 for got in layouts():
                     np.testing.assert_array_equal(got, computed, err_msg=isa_name)
+
+
+# ---- the derivatives from the forward's output, g·f'(y) ----------------------
+
+FROM_OUTPUT = {"sigmoid": ref.sigmoid_backward_from_output, "tanh": ref.tanh_backward_from_output}
+
+
+def from_output_inputs(half, seed, name=None):
+    """Every 16-bit y (those the function can output, given its name), a
+    random g (zeros, infinities and NaN among them), and NaN g with other
+    payloads over NaN y."""
+    y = all_values(half)
+    if name is not None:
+        wide = widen(y)
+        y = y[np.isnan(wide) | ((wide >= (0 if name == "sigmoid" else -1)) & (wide <= 1))]
+    g = np.random.default_rng(seed).normal(0, 2, y.size).astype(np.float32).astype(y.dtype)
+    g[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 65504.0 if half == "float16" else 1e38]
+    nan_y = np.flatnonzero(np.isnan(widen(y)))[::2]
+    g.view(np.uint16)[nan_y] = 0x7e01 if half == "float16" else 0x7fc1
+    return g, y
+
+
+@pytest.mark.parametrize("name", FROM_OUTPUT)
+def test_from_output_every_value(isa, name, half):
+    """g·f'(y) for every 16-bit y the function outputs (and NaN): within half an ULP of the type plus the
+    float32 kernel's bound; where the float32 value sits on a tie of the
+    type, exactly the exact value rounded once (the tie recomputed, or left
+    to rounding to nearest even only where the float32 value is exact)."""
+    fn = getattr(fa, f"{name}_backward_from_output")
+    bound = OPS_BY_NAME[f"{name}_backward_from_output"].forward_ulp  # float32 ULPs of the result
+    _, bits, emin, _ = HALF_TYPES[half]
+    decided = inexact = 0
+    for seed in range(8):
+        g, y = from_output_inputs(half, seed, name)
+        g, y = np.concatenate([g, g[::-1]]), np.concatenate([y, y])  # more products, more ties
+        with np.errstate(all="ignore"):
+            exact = FROM_OUTPUT[name](widen(g), widen(y))  # long double: exact for float16's g and y
+            d32 = (widen(y) - widen(y) ** 2 if name == "sigmoid" else 1 - widen(y) ** 2).astype(np.float32)
+            p32 = (widen(g) * d32.astype(np.float64)).astype(np.float32).astype(np.float64)
+        with quiet():
+            got = fn(g, y)
+        check(f"{name}_backward_from_output {half} [{isa}]", y, got, exact.astype(np.float64),
+              np.abs(exact.astype(np.float64)), bound, half)
+        with np.errstate(all="ignore"):
+            on_tie = np.isfinite(p32) & (p32 != 0) & (np.abs(p32) / spacing(p32, bits, emin) % 1 == 0.5)
+        # the exact value's side of each tie, in rationals (bfloat16's y reach
+        # 2^-133: g·y² is past even long double's precision)
+        ulp = spacing(p32[on_tie], bits, emin)
+        expected = []
+        for gi, yi, tie, step in zip(widen(g[on_tie]), widen(y[on_tie]), p32[on_tie], ulp):
+            gi, yi, tie = Fraction(gi), Fraction(yi), Fraction(tie)
+            value = gi * (yi - yi * yi if name == "sigmoid" else 1 - yi * yi)
+            side = (value > tie) - (value < tie)
+            inexact += side != 0
+            expected.append(float(tie + side * Fraction(step) / 2) if side else np.nan)
+        expected = np.array(expected)
+        exact_tie = np.isnan(expected)  # rounded to nearest even, as the tie itself
+        expected[exact_tie] = widen(round_once(p32[on_tie][exact_tie], half))
+        np.testing.assert_array_equal(widen(got[on_tie]), expected,
+                                      err_msg=f"{name} {half} [{isa}]: a float32 tie rounded twice")
+        decided += np.count_nonzero(on_tie)
+    print(f"{name} {half}: {decided} float32 ties, {inexact} of inexact values")
+    assert decided > 20, decided
+    if half == "float16":  # float32 ties of inexact products: the recomputation decides them
+        assert inexact > 0, inexact
+
+
+@pytest.mark.parametrize("name", FROM_OUTPUT)
+def test_from_output_same_bits_on_every_isa_and_layout(name, half):
+    """The one-pass loops (AVX2, AVX-512) and the three passes (scalar,
+    strided): the same bits, NaN payloads included: y's NaN where y is
+    NaN, g's where g is (over y's)."""
+    fn = getattr(fa, f"{name}_backward_from_output")
+    g, y = from_output_inputs(half, 11)
+    strided_y = np.empty(2 * y.size, y.dtype)[::2]
+    strided_y[...] = y
+    with _isa("scalar"), quiet():
+        computed = fn(g, y).view(np.uint16)
+    nan_g, nan_y = np.isnan(widen(g)), np.isnan(widen(y))
+    quiet_bit = 0x0200 if half == "float16" else 0x0040
+    np.testing.assert_array_equal(computed[nan_g], g.view(np.uint16)[nan_g] | quiet_bit)
+    np.testing.assert_array_equal(computed[nan_y & ~nan_g], y.view(np.uint16)[nan_y & ~nan_g] | quiet_bit)
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), quiet(), forced_threads(2), fixed_split(4096):
+            over_y, over_g = y.copy(), g.copy()
+            fn(g, over_y, out=over_y)
+            fn(over_g, y, out=over_g)
+            for got in (fn(g, y), fn(g, strided_y), fn(g[::-1], y[::-1])[::-1], over_y, over_g,
+                        fn(g[1:], y[1:])):
+                np.testing.assert_array_equal(got.view(np.uint16), computed[-got.size:], err_msg=isa_name)
 
 
 @pytest.mark.parametrize("name, param_sets", [

@@ -5,7 +5,8 @@ whose subnormals reach 2^-133, the second term can be far below float64's
 precision, so the float64 recompute of a tie (loops.c) lands exactly on it
 and rounding to even picks a side at random. So do swiglu(74, 7) =
 7·silu(74), 518 less 518·e^-74, and elu(-100, alpha) = -alpha + alpha·e^-100
-where alpha is itself a tie. The manifest's TieSide rules
+where alpha is itself a tie; so does sigmoid's derivative from its output,
+g·y - g·y² for a tiny y. The manifest's TieSide rules
 say which side the true value is on; here every output is checked against
 mpmath on grids of tiny arguments and of odd multiples of the smallest
 subnormal (whose halves and quarters may be ties), on every kernel set.
@@ -76,7 +77,7 @@ BIAS = {"bias_gelu": "gelu", "bias_gelu_tanh": "gelu_tanh", "bias_silu": "silu"}
 
 # every op with a TieSide rule is checked here
 RULED = sorted(op.name for op in OPS_BY_NAME.values() if op.forward_tie_sides or op.backward_tie_sides)
-CHECKED = sorted(set(ELEMENTWISE) | set(GATED) | set(BIAS) | {"glu"})
+CHECKED = sorted(set(ELEMENTWISE) | set(GATED) | set(BIAS) | {"glu", "sigmoid_backward_from_output"})
 
 
 def test_every_rule_is_checked():
@@ -152,6 +153,9 @@ def cases(name, half):
         found.append(("fwd", [every_tiny, zero], (), [lambda x, b: (act(x),)]))
         g, x = grid(g_values, tiny(half))
         found.append(("bwd", [g, x, np.zeros_like(x)], (), [lambda g, x, b: (g * act_grad(x),)]))
+    elif name == "sigmoid_backward_from_output":  # g·y - g·y²
+        g, y = grid(g_values, every_tiny)
+        found.append(("fwd", [g, y], (), [lambda g, y: (g * (y - y * y),)]))
     elif name == "glu":
         a, b = grid(g_values, tiny(half))
         found.append(("fwd", [a, b], (), [lambda a, b: (a * sigmoid(b),)]))

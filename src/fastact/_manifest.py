@@ -330,6 +330,7 @@ OPS = (
        backward_doc="", algorithm="from_output", cost="memory", ns_per_element=(0.4, 0.6),
        inputs=("grad_output", "output"), has_backward=False, tiers=("accurate",),
        forward_ulp=1.5, limits=(0.0, 0.0, 0.0, 0.0, 0.0),
+       forward_tie_sides=(TieSide(arg=1, leading=(0, 1), coefficient=1.0, times=(0,), sign=-1),),  # g·y - g·y²
        torch=("aten.sigmoid_backward(g, y)", "")),
     Op("tanh_backward_from_output",
        doc="grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded "
