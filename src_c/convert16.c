@@ -16,6 +16,7 @@
 
 #include "convert16.h"
 #include "fastact.h"
+#include "fma_exact.h"
 #include "half.h"
 #include "table16.h"
 
@@ -69,7 +70,7 @@ static inline int narrow_one_bf16(float p, uint16_t *dst, ptrdiff_t i, uint64_t 
  * 1 - y² (tanh) rounded once, y's NaN where y is NaN; then
  * fa_times_derivative */
 static inline float from_output_one(float g, float y, int tanh_form) {
-    float d = y != y ? y : fmaf(-y, y, tanh_form ? 1.0f : y);
+    float d = y != y ? y : fa_fmaf(-y, y, tanh_form ? 1.0f : y);
     return fa_times_derivative(g, d);
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fastact.h"
+#include "fma_exact.h"
 #include "half.h"
 #include "piecewise16.h"
 
@@ -47,8 +48,8 @@ static uint16_t narrow_portable(float v, int bf16) {
  * be +0) nor an infinite t (NaN) */
 static float sixth_portable(float t) {
     float q = t * FA_SIXTH_;
-    float remainder = fmaf(-q, 6.0f, t);
-    return remainder < 0 || remainder > 0 ? fmaf(remainder, FA_SIXTH_, q) : q;
+    float remainder = fa_fmaf(-q, 6.0f, t);
+    return remainder < 0 || remainder > 0 ? fa_fmaf(remainder, FA_SIXTH_, q) : q;
 }
 static float pass_between_portable(float g, float x, float lo, float hi) {
     return x != x ? x + 0.0f : x > lo && x < hi ? g : 0.0f;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fma_exact.h"
+
 #define FA_ISA_SUFFIX scalar
 #define VD_W 1 /* doubles per vd */
 #define VF_W 1 /* floats per vf */
@@ -30,9 +32,9 @@ static inline vd vd_add(vd a, vd b) { return a + b; }
 static inline vd vd_sub(vd a, vd b) { return a - b; }
 static inline vd vd_mul(vd a, vd b) { return a * b; }
 static inline vd vd_div(vd a, vd b) { return a / b; }
-static inline vd vd_fma(vd a, vd b, vd c) { return fma(a, b, c); }
+static inline vd vd_fma(vd a, vd b, vd c) { return fa_fma(a, b, c); }
 /* c - a b, rounded once */
-static inline vd vd_fnma(vd a, vd b, vd c) { return fma(-a, b, c); }
+static inline vd vd_fnma(vd a, vd b, vd c) { return fa_fma(-a, b, c); }
 /* min/max as the x86 instructions compute them, b when either is NaN, so
  * that every layer agrees */
 static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
@@ -75,9 +77,9 @@ static inline vf vf_add(vf a, vf b) { return a + b; }
 static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
 static inline vf vf_div(vf a, vf b) { return a / b; }
-static inline vf vf_fma(vf a, vf b, vf c) { return fmaf(a, b, c); }
+static inline vf vf_fma(vf a, vf b, vf c) { return fa_fmaf(a, b, c); }
 /* c - a b, rounded once */
-static inline vf vf_fnma(vf a, vf b, vf c) { return fmaf(-a, b, c); }
+static inline vf vf_fnma(vf a, vf b, vf c) { return fa_fmaf(-a, b, c); }
 /* min/max as the x86 instructions compute them (b when either is NaN) */
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }

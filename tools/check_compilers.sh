@@ -6,7 +6,8 @@
 #   scalar  neither macro: what aarch64, other non-x86 and MSVC builds compile
 # then link the C objects of each configuration into a shared library with
 # -z defs, so a kernel table declared but not built shows up as an undefined
-# symbol. Objects go to a temporary folder; the tree is not touched.
+# symbol; and check the emulated FMA (tools/check_fma.c) built by each.
+# Objects go to a temporary folder; the tree is not touched.
 #
 #   tools/check_compilers.sh [COMPILER...]     (default: gcc clang)
 #
@@ -88,5 +89,12 @@ for cc in "${compilers[@]}"; do
         tables=$(nm -D --defined-only "$work/$cc-$config/libfastact_c.so" | awk '/ fa_kernels_/ {print $3}' | sort | tr '\n' ' ')
         echo "   $cc $config: ok, kernel tables: $tables"
     done
+done
+echo "== the emulated FMA (src_c/fma_exact.h) against the C library's, per compiler"
+for cc in "${compilers[@]}"; do
+    "$cc" -O3 -std=gnu11 -Wall -Wextra -Werror -ffp-contract=off -fno-math-errno -Isrc_c tools/check_fma.c -lm \
+        -o "$work/check_fma-$cc"
+    result=$("$work/check_fma-$cc" 4) || { echo "$result" >&2; exit 1; }
+    echo "   $cc: $result"
 done
 echo "== check_compilers.sh passed in $((SECONDS - started)) s"
