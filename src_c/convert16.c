@@ -51,6 +51,7 @@ static int bf16_ties_portable(const float *src, ptrdiff_t n, uint64_t *ties, uin
     return any;
 }
 
+#if defined(FA_X86_CONVERT)
 /* The one-pass loops' scalar ends: element i of dst rounded from p, its tie
  * marked; nonzero if it is one */
 static inline int narrow_one_f16(float p, uint16_t *dst, ptrdiff_t i, uint64_t *ties, uint32_t window) {
@@ -73,6 +74,7 @@ static inline float from_output_one(float g, float y, int tanh_form) {
     float d = y != y ? y : fa_fmaf(-y, y, tanh_form ? 1.0f : y);
     return fa_times_derivative(g, d);
 }
+#endif
 
 /* The ISA-independent bodies, compiled once per target below: bfloat16's
  * conversions, and ReLU on the 16-bit values. */
@@ -323,8 +325,8 @@ FA_AVX2_ static int scale_narrow_bf16_avx2(const float *derivative, const uint16
 FA_AVX2_ static inline __m256 bf16_lanes_avx2(const uint16_t *src) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
 }
-/* from_output_one on 8 lanes; *exact: the lanes whose result is g·f'(y)
- * exactly (see exact_from_output_avx2), if any lane is near a tie */
+/* from_output_one on 8 lanes; *d_out: y - y² or 1 - y² before the NaN
+ * selection, for exact_from_output_avx2 */
 FA_AVX2_ static inline __m256 from_output_avx2(__m256 g, __m256 y, int tanh_form, __m256 *d_out) {
     __m256 d = _mm256_fnmadd_ps(y, y, tanh_form ? _mm256_set1_ps(1.0f) : y);
     *d_out = d;
