@@ -410,7 +410,6 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     ties->count = 0;
 }
 
-/* ties[o]: output o's tie bitmap from narrow */
 /* g and x widened where ties are marked: all that fix_ties reads of them
  * (the one-pass loops mark a few per block, widening all would cost more) */
 static void widen_tied(const fa_half_type *half, const uint16_t *g16, const uint16_t *x16, float *const *in,
@@ -423,6 +422,7 @@ static void widen_tied(const fa_half_type *half, const uint16_t *g16, const uint
             in[1][i] = half->bf16 ? fa_bf16_to_float(x16[i]) : fa_half_to_float(x16[i]);
         }
 }
+/* ties[o]: output o's tie bitmap from narrow */
 static void fix_ties(const fa_job *job, float *const *in, uint16_t *const *out16, ptrdiff_t n,
                      uint64_t (*ties)[FA_BLOCK / 64]) {
     int nout = job->nargs - job->nin;
