@@ -17,7 +17,7 @@ from setuptools.command.build_ext import build_ext
 
 C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "piecewise16.c", "table16.c",
              "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c",
-             "kernels_neon.c"]
+             "kernels_neon.c", "kernels_sse2.c"]
 IS_MSVC = sys.platform == "win32"
 
 
@@ -72,7 +72,10 @@ class ProbingBuildExt(build_ext):
                  '#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
                  "__m512d f(__m512d a) { return _mm512_fmadd_pd(a, a, a); }\n")
         x86_ok = not IS_MSVC and os.environ.get("FASTACT_SCALAR_ONLY") != "1" and self._compiles(probe)
+        scalar_only = os.environ.get("FASTACT_SCALAR_ONLY") == "1"
         for ext in self.extensions:
+            if scalar_only:  # not even x86-64's baseline SSE2 set
+                ext.define_macros.append(("FA_NO_SSE2", "1"))
             if x86_ok:
                 ext.define_macros.append(("FA_HAVE_X86_KERNELS", "1"))
                 if simde_include() and os.environ.get("FASTACT_AVX512_EMULATION") != "0":

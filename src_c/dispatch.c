@@ -1,6 +1,7 @@
 /* Which kernel set runs: CPU detection (CPUID and XGETBV), the FASTACT_ISA
  * cap, and the current table. Each ISA name is a feature bundle defined here
  * and nowhere else:
+ *   sse2   = SSE2, part of every x86-64 CPU (no detection)
  *   avx2   = AVX2 + FMA3 + F16C with YMM state enabled by the OS
  *   avx512 = AVX-512F (+ AVX2 + FMA3) with ZMM and opmask state enabled
  *   neon   = AArch64 Advanced SIMD, on every AArch64 CPU (no detection)
@@ -17,14 +18,14 @@
 #define FA_X86_CPUID 1
 #endif
 
-static const char *const isa_names[FA_N_ISAS] = {"scalar", "avx2", "avx512", "avx512-emulated", "neon"};
+static const char *const isa_names[FA_N_ISAS] = {"scalar", "avx2", "avx512", "avx512-emulated", "neon", "sse2"};
 /* the sets a CPU of this architecture runs for real, lowest first: the best
  * supported one is the default; a FASTACT_ISA naming another architecture's
  * set caps nothing */
 #if defined(__aarch64__)
 static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_NEON};
 #else
-static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512};
+static const int real_isas[] = {FA_ISA_SCALAR, FA_ISA_SSE2, FA_ISA_AVX2, FA_ISA_AVX512};
 #endif
 #define FA_N_REAL_ISAS ((int)(sizeof real_isas / sizeof real_isas[0]))
 
@@ -39,6 +40,9 @@ static const fa_kernels *isa_table(int isa) {
 #endif
 #if defined(FA_HAVE_NEON_KERNELS)
     case FA_ISA_NEON: return &fa_kernels_neon;
+#endif
+#if defined(FA_HAVE_SSE2_KERNELS)
+    case FA_ISA_SSE2: return &fa_kernels_sse2;
 #endif
     default: return &fa_kernels_scalar;
     }
@@ -57,6 +61,9 @@ static unsigned detect(void) {
     unsigned ok = 1u << FA_ISA_SCALAR;
 #if defined(FA_HAVE_NEON_KERNELS)
     ok |= 1u << FA_ISA_NEON;
+#endif
+#if defined(FA_HAVE_SSE2_KERNELS)
+    ok |= 1u << FA_ISA_SSE2;
 #endif
 #if defined(FA_X86_CPUID) && defined(FA_HAVE_X86_KERNELS)
     unsigned a, b, c, d;

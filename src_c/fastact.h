@@ -20,13 +20,21 @@ typedef enum { FA_FWD, FA_BWD, FA_N_DIRECTIONS } fa_direction;
 /* What the kernels compute in: float16 data is computed in float32. */
 typedef enum { FA_KF32, FA_KF64, FA_N_KDTYPES } fa_kdtype;
 
-/* Kernel sets: the x86 ones lowest first. FA_ISA_AVX512_EMULATED runs the
- * AVX-512 source through SIMDe on AVX2 hardware, so CPUs without AVX-512
- * still test it. FA_ISA_NEON: AArch64's Advanced SIMD. */
-typedef enum { FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_ISA_NEON, FA_N_ISAS } fa_isa;
+/* Kernel sets. FA_ISA_AVX512_EMULATED runs the AVX-512 source through SIMDe
+ * on AVX2 hardware, so CPUs without AVX-512 still test it. FA_ISA_NEON:
+ * AArch64's Advanced SIMD. FA_ISA_SSE2: x86-64's baseline vectors, for CPUs
+ * without AVX2 + FMA. (The order is the build's numbering, not a ranking:
+ * dispatch.c ranks them.) */
+typedef enum {
+    FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_ISA_NEON, FA_ISA_SSE2, FA_N_ISAS
+} fa_isa;
 /* AArch64 builds have the NEON kernels unless FA_NO_NEON is defined */
 #if defined(__aarch64__) && !defined(FA_NO_NEON)
 #define FA_HAVE_NEON_KERNELS 1
+#endif
+/* x86-64 builds have the SSE2 kernels unless FA_NO_SSE2 is defined */
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(FA_NO_SSE2)
+#define FA_HAVE_SSE2_KERNELS 1
 #endif
 
 /* Every kernel: n elements of each contiguous input in[i] to each output
@@ -63,6 +71,9 @@ extern const fa_kernels fa_kernels_avx512_emulated;
 #endif
 #if defined(FA_HAVE_NEON_KERNELS)
 extern const fa_kernels fa_kernels_neon;
+#endif
+#if defined(FA_HAVE_SSE2_KERNELS)
+extern const fa_kernels fa_kernels_sse2;
 #endif
 
 /* {inputs, outputs} per op and direction, from the manifest */

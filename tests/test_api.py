@@ -504,7 +504,7 @@ def test_ufunc_objects_are_numpy_ufuncs():
 def test_available_isas_best_first_and_current_among_them():
     isas = fa.available_isas()
     assert isas[-1] == "scalar" and len(set(isas)) == len(isas)
-    order = ["neon", "avx512", "avx2", "scalar"]  # neon only on AArch64, the others only on x86-64
+    order = ["neon", "avx512", "avx2", "sse2", "scalar"]  # neon only on AArch64, the others only on x86-64
     assert isas == sorted(isas, key=order.index)
     assert fa.isa() in isas + ["avx512-emulated"]
 
@@ -523,7 +523,7 @@ def test_set_isa_returns_previous_and_takes_effect():
 
 
 UNKNOWN_ISAS = ["bogus", "", "AVX2", "NEON", None] + [
-    n for n in ("avx512", "avx2", "neon") if n not in fa.available_isas()]
+    n for n in ("avx512", "avx2", "sse2", "neon") if n not in fa.available_isas()]
 
 
 @pytest.mark.parametrize("name", UNKNOWN_ISAS, ids=repr)

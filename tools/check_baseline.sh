@@ -20,12 +20,13 @@
 #    POPCNT, no AVX, no XSAVE/OSXSAVE; NumPy 2.x needs x86-64-v2, so nothing
 #    older can run it). qemu's translator raises SIGILL on any AVX instruction
 #    for a CPU model without AVX, which a positive control below demonstrates.
-#    Under it: available_isas() must be ['scalar'] (CPUID/XGETBV dispatch);
-#    a smoke test of every function in every dtype must give bit-for-bit the
-#    hash the host computes with FASTACT_ISA=scalar; and the test suite runs
-#    (only the scalar kernels are testable there).
+#    Under it: available_isas() must be ['sse2', 'scalar'] (CPUID/XGETBV
+#    dispatch); a smoke test of every function in every dtype, on the SSE2
+#    kernels it picks, must give bit-for-bit the hash the host computes with
+#    FASTACT_ISA=scalar; and the test suite runs (the SSE2 and scalar kernels
+#    are testable there).
 #    Also under an emulated Haswell (AVX2 + FMA, which qemu 7.2 implements):
-#    available_isas() must be ['avx2', 'scalar'] and the smoke hash the same.
+#    available_isas() must be ['avx2', 'sse2', 'scalar'] and the smoke hash the same.
 #
 # Needs: qemu-user (installed with apt-get when missing), binutils, python3
 # matching the wheel's tag. QEMU_TESTS=0 skips the tests under qemu (the
@@ -192,16 +193,16 @@ fi
 echo "   calling fa_gelu_fwd_f64_avx2 directly died of SIGILL (exit $rc): qemu traps AVX here"
 
 echo "== qemu -cpu Nehalem: dispatch, CLI and smoke test"
-qemu Nehalem -c "import fastact as fa; assert fa.available_isas() == ['scalar'], fa.available_isas(); assert fa.isa() == 'scalar'; print('   available_isas() =', fa.available_isas())"
+qemu Nehalem -c "import fastact as fa; assert fa.available_isas() == ['sse2', 'scalar'], fa.available_isas(); assert fa.isa() == 'sse2'; print('   available_isas() =', fa.available_isas())"
 qemu Nehalem -m fastact | sed -n '2,4p;7,9p' | sed 's/^/   /'
 t0=$SECONDS
 out=$(qemu Nehalem smoke.py)
 echo "   $out  ($((SECONDS - t0)) s)"
 [[ ${out##* } == "$host_hash" ]] || { echo "FAIL: bits differ from the host's scalar run ($host_hash)" >&2; exit 1; }
-echo "   same bits as the host's scalar kernels"
+echo "   the SSE2 kernels (the default here): same bits as the host's scalar kernels"
 
 echo "== qemu -cpu Haswell (AVX2 + FMA): dispatch and smoke test"
-qemu Haswell -c "import fastact as fa; assert fa.available_isas() == ['avx2', 'scalar'], fa.available_isas(); print('   available_isas() =', fa.available_isas())"
+qemu Haswell -c "import fastact as fa; assert fa.available_isas() == ['avx2', 'sse2', 'scalar'], fa.available_isas(); print('   available_isas() =', fa.available_isas())"
 out=$(qemu Haswell smoke.py)
 echo "   $out"
 [[ ${out##* } == "$host_hash" ]] || { echo "FAIL: bits differ from the host's scalar run ($host_hash)" >&2; exit 1; }

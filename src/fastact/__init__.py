@@ -34,19 +34,19 @@ del _name
 # ---- kernel sets -----------------------------------------------------------
 
 _ISA_NAMES = _ext.isa_names()          # every set this build knows, lowest first
-_REAL_ISAS = ("scalar", "avx2", "avx512", "neon")  # lowest first
+_REAL_ISAS = ("scalar", "sse2", "avx2", "avx512", "neon")  # lowest first
 # the sets of this machine's architecture (dispatch.c's real_isas): a FASTACT_ISA
 # naming another architecture's set caps nothing
-_ARCH_ISAS = ("scalar", "neon") if _ext.isa_supported(_ISA_NAMES.index("neon")) else ("scalar", "avx2", "avx512")
+_ARCH_ISAS = ("scalar", "neon") if _ext.isa_supported(_ISA_NAMES.index("neon")) else ("scalar", "sse2", "avx2", "avx512")
 
 
 def available_isas():
-    """The kernel sets this CPU can run, best first (e.g. ['avx512', 'avx2', 'scalar'])."""
+    """The kernel sets this CPU can run, best first (e.g. ['avx512', 'avx2', 'sse2', 'scalar'])."""
     return [n for n in reversed(_REAL_ISAS) if _ext.isa_supported(_ISA_NAMES.index(n))]
 
 
 def isa():
-    """The kernel set in use: 'avx512', 'avx2', 'neon' or 'scalar' ('avx512-emulated' in tests)."""
+    """The kernel set in use: 'avx512', 'avx2', 'sse2', 'neon' or 'scalar' ('avx512-emulated' in tests)."""
     return _ISA_NAMES[_ext.isa_current()]
 
 
