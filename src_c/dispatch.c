@@ -4,6 +4,7 @@
  *   sse2   = SSE2, part of every x86-64 CPU (no detection)
  *   avx2   = AVX2 + FMA3 + F16C with YMM state enabled by the OS
  *   avx512 = AVX-512F (+ AVX2 + FMA3) with ZMM and opmask state enabled
+ *            (on macOS: promised by sysctl hw.optional.avx512f)
  *   neon   = AArch64 Advanced SIMD, on every AArch64 CPU (no detection)
  * "avx512-emulated" (tests only) needs avx2 and a build with SIMDe. */
 #include <stdatomic.h>
@@ -56,6 +57,18 @@ static uint64_t read_xcr0(void) {
 }
 #endif
 
+#if defined(FA_X86_CPUID) && defined(FA_HAVE_X86_KERNELS) && defined(__APPLE__)
+#include <sys/sysctl.h>
+/* macOS turns on a thread's AVX-512 state at its first AVX-512 instruction,
+ * so XCR0 reads it as off before; the kernel says whether it will (the
+ * question NumPy asks there too) */
+static int darwin_avx512_available(void) {
+    int value = 0;
+    size_t size = sizeof value;
+    return sysctlbyname("hw.optional.avx512f", &value, &size, NULL, 0) == 0 && value != 0;
+}
+#endif
+
 /* Bit i set if ISA i can run here; computed once. */
 static unsigned detect(void) {
     unsigned ok = 1u << FA_ISA_SCALAR;
@@ -73,6 +86,9 @@ static unsigned detect(void) {
     uint64_t xcr0 = read_xcr0();
     int ymm_state = (xcr0 & 0x6) == 0x6;           /* XMM | YMM */
     int zmm_state = (xcr0 & 0xe6) == 0xe6;         /* XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
+#if defined(__APPLE__)
+    if (ymm_state && !zmm_state) zmm_state = darwin_avx512_available();
+#endif
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return ok;
     int avx2 = b >> 5 & 1, avx512f = b >> 16 & 1;
     if (avx2 && fma && f16c && ymm_state) {
