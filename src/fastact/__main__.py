@@ -34,7 +34,7 @@ def value_table():
 def info():
     print(f"fastact {fa.__version__} (numpy {np.__version__})")
     print(f"ISAs this CPU supports (best first): {', '.join(fa.available_isas())}")
-    print(f"ISA in use: {fa.isa()}   (cap with FASTACT_ISA=scalar|avx2|avx512|neon)")
+    print(f"ISA in use: {fa.isa()}   (cap with FASTACT_ISA=scalar|sse2|avx2|avx512|neon)")
     print(f"threads for large arrays: {fa.get_num_threads()}, from {fa._num_threads_source()}; "
           f"{fa._ext.cpus_available()} CPUs usable")
     print("   (order: fastact.set_num_threads / threadpoolctl, FASTACT_NUM_THREADS, OMP_NUM_THREADS, CPUs;"
