@@ -250,15 +250,17 @@ def threads(ufunc, n, per_thread=None):
     """n threads; with per_thread, the ufunc's minimum elements per thread is
     lowered (private API, skipped where absent) so that small arrays split too."""
     op = _threshold_api(ufunc) if per_thread else None
-    saved = {dt: fa._ext.thread_threshold(op, dt) for dt in ("float32", "float64")} if op else {}
+    dtypes = ("float32", "float64") if op else ()
     with forced_threads(n):
         try:
-            for dt in saved:
+            for dt in dtypes:
                 fa._ext.set_thread_threshold(op, per_thread, dt)
             yield
         finally:
-            for dt, minimum in saved.items():
-                fa._ext.set_thread_threshold(op, minimum, dt)
+            # back to the cost model (0), not to a fixed copy of its current
+            # value, which would stop it learning for the tests that follow
+            for dt in dtypes:
+                fa._ext.set_thread_threshold(op, 0, dt)
 
 
 @st.composite
