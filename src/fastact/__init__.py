@@ -33,7 +33,7 @@ del _name
 
 # ---- kernel sets -----------------------------------------------------------
 
-_ISA_NAMES = _ext.isa_names()          # every set this build knows, lowest first
+_ISA_NAMES = _ext.isa_names()          # every set this build knows, in the C enum's numbering (not a ranking)
 _REAL_ISAS = ("scalar", "sse2", "avx2", "avx512", "neon")  # lowest first
 # the sets of this machine's architecture (dispatch.c's real_isas): a FASTACT_ISA
 # naming another architecture's set caps nothing
