@@ -1,7 +1,8 @@
 /* A standalone test of the C core without Python, for targets this machine
  * can only emulate (tools/check_aarch64.sh builds it for aarch64 and runs it
  * under qemu-aarch64). It links src_c/ as is and checks, for every kernel
- * set the build has (scalar; on AArch64 also neon, the default there):
+ * set the build has (scalar; also neon on AArch64, sse2 on x86-64, the
+ * default there):
  *   - dispatch: the sets supported, and the best one current;
  *   - accuracy: every kernel (forward and backward, float64 and float32) on
  *     fixed points against values computed independently with mpmath at high
@@ -266,6 +267,9 @@ static uint64_t sweep_hash(void) {
 
 /* the sets this build has, lowest first */
 static const int isas_built[] = {FA_ISA_SCALAR,
+#if defined(FA_HAVE_SSE2_KERNELS)
+                                 FA_ISA_SSE2,
+#endif
 #if defined(FA_HAVE_NEON_KERNELS)
                                  FA_ISA_NEON,
 #endif
