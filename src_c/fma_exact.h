@@ -33,6 +33,25 @@
 #endif
 #endif
 
+/* The emulations are called, not inlined: inlined at every FMA of every
+ * kernel (the scalar set has hundreds), they made gcc -O3 spend minutes on
+ * kernels_scalar.c, while a call costs little beside their 10-30 operations. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define FA_FMA_EMULATION_ static __declspec(noinline)
+#else
+#define FA_FMA_EMULATION_ static __attribute__((noinline, unused))
+#endif
+#if FA_EMULATE_FMAF
+#define FA_FMAF_DEF_ FA_FMA_EMULATION_
+#else
+#define FA_FMAF_DEF_ static inline
+#endif
+#if FA_EMULATE_FMA
+#define FA_FMA_DEF_ FA_FMA_EMULATION_
+#else
+#define FA_FMA_DEF_ static inline
+#endif
+
 /* s = round-to-nearest(x) with x = s + err exactly, made round-to-odd: where
  * inexact, x truncated toward zero with its last bit set. Rounded again to
  * a precision at least 2 bits narrower, that is x rounded once (Boldo and
@@ -62,7 +81,7 @@ static inline double fa_two_sum_error_(double a, double b, double *sum) {
  * instruction does not raise it for 0·inf + a quiet NaN, a product would) */
 #define FA_NAN_ADDEND_(a, b, c) ((c) + (isnan(a) ? (a) : isnan(b) ? (b) : (c)))
 
-static inline float fa_fmaf(float a, float b, float c) {
+FA_FMAF_DEF_ float fa_fmaf(float a, float b, float c) {
 #if FA_EMULATE_FMAF
     /* a·b is exact in double (24 + 24 bits, no under- or overflow); its sum
      * with c rounded to odd in double (53 >= 24 + 2 bits), then to float */
@@ -76,7 +95,7 @@ static inline float fa_fmaf(float a, float b, float c) {
 #endif
 }
 
-static inline double fa_fma(double a, double b, double c) {
+FA_FMA_DEF_ double fa_fma(double a, double b, double c) {
 #if FA_EMULATE_FMA
     if (isnan(c)) return FA_NAN_ADDEND_(a, b, c);
     double p = a * b, magnitude = fabs(p);

@@ -217,6 +217,12 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #undef _mm512_stream_pd
 #define _mm512_stream_pd simde_mm512_storeu_pd
 
+/* The algorithms' helpers are inlined where gcc finds it worth it, not
+ * always (kernels.inc's default): with SIMDe's operations (each a pair of
+ * AVX2 ones or a lane loop) expanded in place, forced inlining made this the
+ * build's slowest file by far (4 minutes at -O3, 18 seconds this way). The
+ * kernels run about 1.7x slower; only the tests run them. */
+#define FA_INLINE static inline
 #include "simd_avx512.h"
 #include "kernels.inc"
 #if defined(__clang__)
