@@ -251,7 +251,7 @@ print(" ".join(fa.available_isas() + ["avx512-emulated"] * bool(emulated)))' 2>&
     # (the same derandomized sequence, cut short); they were most of the
     # time under both sanitizers.
     (cd "$dir/src" && "${launcher[@]}" env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 FASTACT_FUZZ_SCALE=0.25 \
-        LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys "$@") \
+        LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys --durations=10 "$@") \
         || status=$?
     reports=$(find "$dir/logs" -type f -size +0c | sort)
     result=$(grep -E ' in [0-9.]+s' "$dir/run.log" | tail -n 1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
