@@ -222,7 +222,9 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
  * AVX2 ones or a lane loop) expanded in place, forced inlining made this the
  * build's slowest file by far (4 minutes at -O3, 18 seconds this way). The
  * kernels run about 1.7x slower; only the tests run them. */
+#if !defined(FA_INLINE)
 #define FA_INLINE static inline
+#endif
 #include "simd_avx512.h"
 #include "kernels.inc"
 #if defined(__clang__)

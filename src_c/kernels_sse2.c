@@ -8,7 +8,9 @@
  * 5.5 minutes for this file (11 seconds this way). */
 #include "fastact.h"
 #if defined(FA_HAVE_SSE2_KERNELS)
+#if !defined(FA_INLINE)
 #define FA_INLINE static inline
+#endif
 #include "simd_sse2.h"
 #include "kernels.inc"
 #endif

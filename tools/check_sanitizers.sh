@@ -11,8 +11,8 @@
 #         threads that share one call (out= overlapping an input, d8c1cde).
 #         Built with the portable kernels only (FASTACT_SCALAR_ONLY=1): how a
 #         call is split and ordered across threads does not depend on the
-#         kernel set, the portable conversions are plain C that TSan sees
-#         whole, and the build takes a minute instead of ten.
+#         kernel set, and the portable conversions are plain C that TSan sees
+#         whole.
 # Each check copies the working tree (tracked files and untracked ones git
 # does not ignore, so uncommitted changes are checked) to a temporary folder
 # and builds it there into its own virtual environment; the checkout is not
@@ -62,6 +62,9 @@ runtime() {  # the absolute path of one of gcc's sanitizer runtimes
 
 # ---- build --------------------------------------------------------------------------
 
+# Both builds leave the kernels' helpers to gcc's inlining (-DFA_INLINE, which
+# kernels.inc takes as given): forced, as in the release build, the
+# instrumented kernel files took minutes each; the checks are the same.
 # -O1, not setup.py's -O3, for ASan+UBSan (it comes last on the command line,
 # so it wins): the same checks, but the kernels compile in ~1 minute instead
 # of ~3 (UBSan at -O3 is slow on the SIMDe-emulated AVX-512 kernels), and -O1
@@ -187,12 +190,13 @@ emulation=1
 grep -qw avx512f /proc/cpuinfo 2>/dev/null && emulation=0
 echo "== sanitizer builds ($checks), in $work: $(gcc --version | head -n 1)"
 declare -A build_pid
+unforced="-DFA_INLINE=static\ inline"
 for name in $checks; do
     case $name in
         asan) cc=$work/gcc-O1
-              cflags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -I$work/shim"
+              cflags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g -I$work/shim $unforced"
               ldflags="-fsanitize=address,undefined"; scalar_only=0 ;;
-        tsan) cc=gcc; cflags="-fsanitize=thread -fno-omit-frame-pointer -g -I$work/shim"; ldflags="-fsanitize=thread"
+        tsan) cc=gcc; cflags="-fsanitize=thread -fno-omit-frame-pointer -g -I$work/shim $unforced"; ldflags="-fsanitize=thread"
               scalar_only=1 ;;
         *) echo "FASTACT_SANITIZERS: asan and/or tsan, not '$name'" >&2; exit 1 ;;
     esac
@@ -248,9 +252,9 @@ print(" ".join(fa.available_isas() + ["avx512-emulated"] * bool(emulated)))' 2>&
     # pytest captures Python's output only, so what a sanitizer writes to
     # stderr as it stops the process is not lost with pytest's capture file.
     # FASTACT_FUZZ_SCALE: test_fuzz runs the first quarter of its examples
-    # (the same derandomized sequence, cut short); they were most of the
-    # time under both sanitizers.
-    (cd "$dir/src" && "${launcher[@]}" env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 FASTACT_FUZZ_SCALE=0.25 \
+    # (the same derandomized sequence, cut short), a tenth under TSan
+    # ($fuzz_scale): they were most of the time under both sanitizers.
+    (cd "$dir/src" && "${launcher[@]}" env -u FASTACT_NUM_THREADS OPENBLAS_NUM_THREADS=1 FASTACT_FUZZ_SCALE="${fuzz_scale:-0.25}" \
         LD_PRELOAD="$preload" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys --durations=10 "$@") \
         || status=$?
     reports=$(find "$dir/logs" -type f -size +0c | sort)
@@ -298,8 +302,7 @@ check_asan() {
     # stacks; test_threads the pool's wake paths and exit. Left out:
     # test_accuracy's 2^24-element float32 sweep and test_hypothesis (the
     # same kernel paths again, for accuracy), two of the three rounding-mode
-    # subprocesses (each repeats every kernel over 300k elements, ~20 s under
-    # ASan), test_manifest (no kernels) and test_torch (torch not installed).
+    # subprocesses (each repeats every kernel over 50k elements), test_manifest (no kernels) and test_torch (torch not installed).
     # Of the elementwise family, the functions whose kernels add no code path
     # of their own are left to the plain test run: softplus, log_sigmoid and
     # mish share tanh's and elu's loops, exponential and double-word helpers,
@@ -341,12 +344,13 @@ check_tsan() {
     # Every test that starts the pool or splits a call, overlaps of out= and
     # the inputs, and all of test_threads, test_fuzz and test_robustness
     # (module names match -k) but the rounding-mode subprocesses (each runs
-    # every kernel over 300k elements, 40 s under TSan, for no thread path
-    # the other tests lack); softmax's rows and the fused ops' thread tests.
+    # every kernel over 50k elements, for no thread path the other tests
+    # lack); softmax's rows and the fused ops' thread tests.
     # test_out_behind_the_input_matches_a_copy on two threads only (ids
     # ending -1]: one thread, nothing to race).
     mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_threads.py \
         tests/test_robustness.py tests/test_fuzz.py tests/test_rows.py tests/test_fused.py)
+    local fuzz_scale=0.1
     run_check "$preload" "${files[@]}" \
         -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not rounding_mode and not ($SAME_PATHS) and not (test_out_behind_the_input_matches_a_copy and (float32-1 or float64-1))"
 }
