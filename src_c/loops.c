@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <malloc.h> /* _aligned_malloc */
+#endif
 #if defined(__SSE2__) || defined(_M_X64)
 #include <xmmintrin.h> /* _mm_getcsr: SSE, part of the x86-64 baseline */
 #endif
@@ -269,6 +272,24 @@ static void run_contiguous(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     }
 }
 
+/* 64-byte aligned heap blocks. Windows' C runtimes (MSVC's, mingw-w64's)
+ * have no C11 aligned_alloc: _aligned_malloc there, freed by _aligned_free. */
+static void *aligned_block(size_t size) {
+#if defined(_WIN32)
+    return _aligned_malloc(size, 64);
+#else
+    return aligned_alloc(64, size);
+#endif
+}
+
+static void free_aligned_block(void *block) {
+#if defined(_WIN32)
+    _aligned_free(block);
+#else
+    free(block);
+#endif
+}
+
 /* Through buffers of the kernel's type, one per operand. They live on the
  * heap: a Python thread may have as little as 32 KiB of stack. Small calls,
  * and a failed allocation, use a small stack buffer. */
@@ -277,7 +298,7 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     double (*heap)[FA_BLOCK + FA_STAGGER / sizeof(double)] = NULL;
     ptrdiff_t block = job->block;
     if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK)
-        heap = aligned_alloc(64, sizeof(double[FA_MAX_ARGS][FA_BLOCK + FA_STAGGER / sizeof(double)]));
+        heap = aligned_block(sizeof(double[FA_MAX_ARGS][FA_BLOCK + FA_STAGGER / sizeof(double)]));
     ptrdiff_t capacity = heap ? FA_BLOCK : FA_SMALL_BLOCK;
     if (block > capacity) block = capacity;
     const void *in[FA_MAX_INPUTS];
@@ -295,7 +316,7 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         for (int o = job->nin; o < job->nargs; o++)
             job->dtype->scatter(out[o - job->nin], job->args[o] + start * job->steps[o], job->steps[o], n);
     }
-    free(heap);
+    free_aligned_block(heap);
 }
 
 /* A float32 result on a tie of the 16-bit type (exactly halfway between two
@@ -530,7 +551,7 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     _Alignas(64) uint16_t small16[FA_MAX_OUTPUTS][FA_SMALL_BLOCK];
     buffers_t *heap = NULL;
     ptrdiff_t block = job->block;
-    if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK) heap = aligned_alloc(64, sizeof(buffers_t));
+    if (end - begin > FA_SMALL_BLOCK && block > FA_SMALL_BLOCK) heap = aligned_block(sizeof(buffers_t));
     ptrdiff_t capacity = heap ? FA_BLOCK : FA_SMALL_BLOCK;
     if (block > capacity) block = capacity;
     float *in[FA_MAX_INPUTS], *out[FA_MAX_OUTPUTS];
@@ -604,7 +625,7 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
             for (ptrdiff_t i = 0; i < n; i++) *(uint16_t *)(dst + i * job->steps[a]) = out16[o][i];
         }
     }
-    free(heap);
+    free_aligned_block(heap);
 }
 
 static void run_half(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {

@@ -48,8 +48,10 @@
 
 #define FA_MAX_THREADS 256
 
+#if !defined(_WIN32)
 static atomic_int requested_threads; /* 0 until first asked */
 static atomic_int threads_source;    /* fa_thread_source: where requested_threads came from */
+#endif
 
 /* "8" or, for OMP_NUM_THREADS, a nesting list "8,2" (its first level): ASCII
  * digits only, >= 1; 0 when unset or invalid. */

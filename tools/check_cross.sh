@@ -2,21 +2,25 @@
 # The C core on aarch64, without an aarch64 machine: cross-compile src_c/
 # (the scalar and NEON kernel sets: FA_HAVE_X86_KERNELS undefined, so
 # kernels_avx2.c and kernels_avx512*.c compile to empty units) with setup.py's
-# flags plus -Werror, link it with tools/aarch64_selftest.c into a static
+# flags plus -Werror, link it with tools/core_selftest.c into a static
 # program and run that under qemu-aarch64: each set against mpmath, and every
 # kernel's bits the same in both. Expected values come from mpmath (computed
 # below, independently of fastact). The same program built for the host (its
 # scalar set, and sse2 on x86-64) must print the same sweep hash: identical
-# bits on both architectures.
+# bits on both architectures. On an x86-64 host, also Windows: the program
+# built by mingw-w64's gcc with the x86 kernels (dispatch through the
+# compiler's CPUID, Windows' C runtime and calling convention), run under
+# wine, every set the CPU has: the same checks and the same hash.
 #
-#   tools/check_aarch64.sh
+#   tools/check_cross.sh
 #
 # Needs (installed with apt-get when missing): gcc-aarch64-linux-gnu,
-# qemu-user; and python3 with mpmath.
+# qemu-user, and on x86-64 gcc-mingw-w64-x86-64-posix and wine64; python3
+# with mpmath. FASTACT_CROSS_WINDOWS=0 leaves Windows out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
-work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-aarch64.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-cross.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 missing=()
@@ -33,7 +37,7 @@ echo "== $(aarch64-linux-gnu-gcc --version | head -n 1); $(qemu-aarch64 --versio
 echo "== expected values from mpmath (60 digits)"
 python3 - "$work/expected.h" <<'EOF'
 """Exact values of every activation and derivative at fixed points, rounded
-to float64 / float32 / float16 for tools/aarch64_selftest.c."""
+to float64 / float32 / float16 for tools/core_selftest.c."""
 import importlib.util, math, pathlib, struct, sys
 import mpmath as mp
 
@@ -136,7 +140,7 @@ for op_index, row in enumerate(manifest.OPS):
                     f"{c_double(scale)}, {c_float(fwd32)}, {c_float(bwd32)}, {c_float(scale32)}, "
                     f"0x{half_bits(fwd32 if row.exact else fwd):04x}}},")
 with open(sys.argv[1], "w") as f:
-    f.write("/* written by tools/check_aarch64.sh from mpmath; op, x, f(x), f'(x), scale in\n"
+    f.write("/* written by tools/check_cross.sh from mpmath; op, x, f(x), f'(x), scale in\n"
             " * float64, then float32, then f(x) as float16 bits */\n"
             "struct expected { int op, exact; double x, fwd, bwd, scale; float fwd32, bwd32, scale32;"
             " uint16_t fwd16; };\n"
@@ -152,7 +156,7 @@ build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by si
     read -r -a cc <<<"$1"
     shift 3
     mkdir -p "$out"
-    for src in src_c/*.c tools/aarch64_selftest.c; do
+    for src in src_c/*.c tools/core_selftest.c; do
         "${cc[@]}" "${flags[@]}" -c "$src" -o "$out/$(basename "$src" .c).o" &
         pids+=($!)
     done
@@ -201,4 +205,28 @@ aarch64_hash=$(grep '^sweep hash' "$work/aarch64.out")
 host_hash=$(grep '^sweep hash' "$work/host.out")
 [[ $aarch64_hash == "$host_hash" ]] || { echo "FAIL: aarch64 and host bits differ" >&2; exit 1; }
 echo "== same sweep hash on aarch64 and $(uname -m): $host_hash"
-echo "== check_aarch64.sh passed in $((SECONDS - started)) s"
+
+if [[ $(uname -m) == x86_64 && ${FASTACT_CROSS_WINDOWS:-1} != 0 ]]; then
+    missing=()
+    command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64-posix)
+    command -v wine64 >/dev/null || [[ -x /usr/lib/wine/wine64 ]] || missing+=(wine64)
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        echo "== installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+            || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }
+    fi
+    wine=$(command -v wine64 || echo /usr/lib/wine/wine64)
+    echo "== Windows x86-64: $(x86_64-w64-mingw32-gcc --version | head -n 1), the x86 kernels; under $("$wine" --version)"
+    t0=$SECONDS
+    build "x86_64-w64-mingw32-gcc -DFA_HAVE_X86_KERNELS=1" "$work/windows" x86_64-w64-mingw32-gcc -static
+    # wine's first start creates its prefix (a minute at most); its own messages go to a log
+    (cd "$work" && WINEPREFIX="$work/wineprefix" WINEDEBUG=-all "$wine" "$work/windows/selftest.exe" \
+        2>"$work/wine.log" | tr -d '\r' | tee "$work/windows.out" | sed 's/^/   /') \
+        || { cat "$work/wine.log"; echo "FAIL: the Windows self-test under wine" >&2; exit 1; }
+    grep -qx "selftest passed" "$work/windows.out" || { echo "FAIL: the Windows self-test did not pass" >&2; exit 1; }
+    windows_hash=$(grep '^sweep hash' "$work/windows.out")
+    [[ $windows_hash == "$host_hash" ]] || { echo "FAIL: Windows and Linux bits differ" >&2; exit 1; }
+    echo "== same sweep hash on Windows x86-64 (built and run in $((SECONDS - t0)) s): $windows_hash"
+fi
+echo "== check_cross.sh passed in $((SECONDS - started)) s"

@@ -1,12 +1,12 @@
 /* A standalone test of the C core without Python, for targets this machine
- * can only emulate (tools/check_aarch64.sh builds it for aarch64 and runs it
+ * can only emulate (tools/check_cross.sh builds it for aarch64 and runs it
  * under qemu-aarch64). It links src_c/ as is and checks, for every kernel
  * set the build has (scalar; also neon on AArch64, sse2 on x86-64, the
  * default there):
  *   - dispatch: the sets supported, and the best one current;
  *   - accuracy: every kernel (forward and backward, float64 and float32) on
  *     fixed points against values computed independently with mpmath at high
- *     precision (expected.h, written by check_aarch64.sh; never fastact output):
+ *     precision (expected.h, written by check_cross.sh; never fastact output):
  *     forward within 2 ULP of the exact value, backward within 4 ULP of the
  *     derivative's largest term (the bounds in fastact/_registry.py; 1 and 2
  *     float32 ULP for the float32 kernels), relu exact; the fast tier within
@@ -292,11 +292,19 @@ int main(void) {
                ok ? "ok" : "FAILED");
     }
 #endif
+    /* the sets to run: those built, and with the x86 kernels (the Windows
+     * build, under wine) those the CPU has among AVX2 and AVX-512 */
+    int isas[FA_N_BUILT + 2], n_isas = 0;
+    for (int b = 0; b < FA_N_BUILT; b++) isas[n_isas++] = isas_built[b];
+#if defined(FA_HAVE_X86_KERNELS)
+    if (fa_isa_supported(FA_ISA_AVX2)) isas[n_isas++] = FA_ISA_AVX2;
+    if (fa_isa_supported(FA_ISA_AVX512)) isas[n_isas++] = FA_ISA_AVX512;
+#endif
     uint64_t first_hash = 0;
-    for (int b = 0; b < FA_N_BUILT; b++) {
-        fa_isa_set(isas_built[b]);
+    for (int b = 0; b < n_isas; b++) {
+        fa_isa_set(isas[b]);
         kernels = fa_kernels_current();
-        const char *name = fa_isa_name(isas_built[b]);
+        const char *name = fa_isa_name(isas[b]);
         int before = failures;
         check_accuracy();
         printf("%s: accuracy: %zu points x %d operations, fwd/bwd in float64, float32, float16: %s\n", name,
@@ -309,7 +317,7 @@ int main(void) {
         uint64_t h = sweep_hash();
         printf("%s: every kernel's sweep hash %016llx\n", name, (unsigned long long)h);
         if (b == 0) first_hash = h;
-        else if (h != first_hash) failures++, printf("FAIL %s's bits differ from %s's\n", name, fa_isa_name(isas_built[0]));
+        else if (h != first_hash) failures++, printf("FAIL %s's bits differ from %s's\n", name, fa_isa_name(isas[0]));
     }
     printf("sweep hash %016llx\n", (unsigned long long)first_hash);
     printf("%s\n", failures ? "selftest FAILED" : "selftest passed");
