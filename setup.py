@@ -104,6 +104,11 @@ extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]
 if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:
     extra_compile_args.append("-Werror")
+# Python's own CFLAGS carry -g: debug information for the kernel files (their
+# helpers inlined many times over) tripled their compile time and made most of
+# the extension's size. Left out unless CFLAGS asks for it (the sanitizer builds).
+if not IS_MSVC and "-g" not in os.environ.get("CFLAGS", "").split():
+    extra_compile_args.append("-g0")
 
 extension = Extension(
     "fastact._ext",
