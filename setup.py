@@ -107,7 +107,7 @@ if os.environ.get("FASTACT_WERROR") == "1" and not IS_MSVC:
 # Python's own CFLAGS carry -g: debug information for the kernel files (their
 # helpers inlined many times over) tripled their compile time and made most of
 # the extension's size. Left out unless CFLAGS asks for it (the sanitizer builds).
-if not IS_MSVC and "-g" not in os.environ.get("CFLAGS", "").split():
+if not IS_MSVC and not any(flag.startswith("-g") for flag in os.environ.get("CFLAGS", "").split()):
     extra_compile_args.append("-g0")
 
 extension = Extension(

@@ -5,7 +5,8 @@
  * in software, about a microsecond each (glibc 2.36 told to ignore FMA:
  * the scalar kernel set's silu took 1.5 s per 10^6 float32 elements).
  * fa_fmaf and fa_fma give the same bits from ordinary IEEE operations
- * instead, tens of nanoseconds at most. Where the compiler has the
+ * instead, tens of nanoseconds at most (fa_fma's rare extremes in integer
+ * arithmetic, never the library's). Where the compiler has the
  * instruction (FP_FAST_FMA: AArch64, x86 with -mfma) they are fma() itself.
  * tools/check_fma.c compares them with the library's on edge cases and
  * random operands. */
