@@ -1,11 +1,13 @@
 """Build of the fastact extension: one Cython module over the C kernels.
 
 Baseline flags only (no -march): the AVX2 and AVX-512 kernels are compiled
-with per-file target pragmas and chosen at run time. -ffp-contract=off keeps
+with per-file target pragmas (gcc, clang, and clang-cl on Windows) and
+chosen at run time. -ffp-contract=off keeps
 the compiler from fusing a*b+c differently per ISA, and -fno-tree-vectorize
 keeps the scalar fallback scalar.
 """
 import os
+import shutil
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +21,23 @@ C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "pie
              "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c",
              "kernels_neon.c", "kernels_sse2.c"]
 IS_MSVC = sys.platform == "win32"
+
+
+# The x86 kernels need x86-64 and a compiler that takes per-function target
+# attributes (gcc and clang both do; the kernel files use gcc's and clang's
+# pragmas, the 16-bit converters the attribute itself).
+# tools/check_compilers.sh checks that gcc and clang accept it.
+X86_PROBE = """
+#if !defined(__x86_64__) && !defined(_M_X64)
+#error not x86-64
+#endif
+#include <immintrin.h>
+__attribute__((target("avx512f,avx2,fma,f16c"))) float probe(const double *p, const unsigned short *h) {
+    __m512d a = _mm512_loadu_pd(p);
+    __m128 f = _mm_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    return (float)_mm512_reduce_add_pd(_mm512_fmadd_pd(a, a, a)) + _mm_cvtss_f32(f);
+}
+"""
 
 
 def simde_include():
@@ -37,10 +56,11 @@ def build_jobs():
 
 
 class ProbingBuildExt(build_ext):
-    """Enable the x86 kernels only if the compiler accepts AVX-512 target pragmas
-    (and FASTACT_SCALAR_ONLY is not 1: a build of the portable kernels alone,
-    as on other CPUs), and the SIMDe-emulated AVX-512 test kernels unless
-    FASTACT_AVX512_EMULATION is 0; compile the sources side by side."""
+    """Enable the x86 kernels only if the compiler passes X86_PROBE (on
+    Windows: clang-cl, when found) and FASTACT_SCALAR_ONLY is not 1 (a build
+    of the portable kernels alone, as on other CPUs); the SIMDe-emulated
+    AVX-512 test kernels unless FASTACT_AVX512_EMULATION is 0; compile the
+    sources side by side."""
 
     def build_extension(self, ext):
         # setuptools compiles one file after another; the kernel files take
@@ -66,14 +86,17 @@ class ProbingBuildExt(build_ext):
             self.compiler.compile = compile_one
 
     def build_extensions(self):
+        clang_cl = IS_MSVC and self._switch_to_clang_cl()
         # The probe, not platform.machine(), tells the target: a macOS x86_64
         # wheel may be cross-compiled on arm64 (and vice versa) via ARCHFLAGS.
-        probe = ("#if !defined(__x86_64__)\n#error not x86-64\n#endif\n"
-                 '#pragma GCC target("avx512f,avx2,fma")\n#include <immintrin.h>\n'
-                 "__m512d f(__m512d a) { return _mm512_fmadd_pd(a, a, a); }\n")
-        x86_ok = not IS_MSVC and os.environ.get("FASTACT_SCALAR_ONLY") != "1" and self._compiles(probe)
         scalar_only = os.environ.get("FASTACT_SCALAR_ONLY") == "1"
+        x86_ok = (clang_cl or not IS_MSVC) and not scalar_only and self._compiles(X86_PROBE)
+        if not x86_ok and os.environ.get("FASTACT_REQUIRE_X86_KERNELS") == "1":
+            sys.exit("fastact: FASTACT_REQUIRE_X86_KERNELS=1, but this compiler or target cannot build the "
+                     "x86 kernels (they need x86-64 and gcc, clang or, on Windows, clang-cl)")
         for ext in self.extensions:
+            if clang_cl:
+                ext.extra_compile_args = CLANG_CL_ARGS
             if scalar_only:  # not even x86-64's baseline SSE2 set
                 ext.define_macros.append(("FA_NO_SSE2", "1"))
             if x86_ok:
@@ -82,8 +105,33 @@ class ProbingBuildExt(build_ext):
                     ext.define_macros.append(("FA_HAVE_AVX512_EMULATION", "1"))
                     ext.include_dirs.append(simde_include())
             else:
-                print("fastact: building the scalar kernels only", file=sys.stderr)
+                print("fastact: building the portable kernels only (no AVX2, no AVX-512)", file=sys.stderr)
         super().build_extensions()
+
+    def _switch_to_clang_cl(self):
+        """On Windows, compile with clang-cl (LLVM's MSVC-compatible driver,
+        linking with MSVC's tools) when it is found and builds the x86 probe:
+        MSVC itself has no per-function target attributes, so its builds get
+        the portable sets only. FASTACT_WINDOWS_COMPILER=msvc keeps cl.exe;
+        FASTACT_CLANG_CL names a clang-cl.exe not on PATH."""
+        if os.environ.get("FASTACT_WINDOWS_COMPILER", "clang-cl") == "msvc":
+            return False
+        clang_cl = os.environ.get("FASTACT_CLANG_CL") or shutil.which("clang-cl")
+        if not clang_cl:
+            print("fastact: clang-cl not found; MSVC builds the portable kernels only", file=sys.stderr)
+            return False
+        if not self.compiler.initialized:
+            self.compiler.initialize()
+        cl, options = self.compiler.cc, self.compiler.compile_options
+        self.compiler.cc = clang_cl
+        # /GL is MSVC's link-time code generation, which clang-cl's objects do not take part in
+        self.compiler.compile_options = [option for option in options if option != "/GL"]
+        if self._compiles(X86_PROBE):
+            print(f"fastact: compiling with {clang_cl}", file=sys.stderr)
+            return True
+        print(f"fastact: {clang_cl} failed the x86 probe; MSVC builds the portable kernels only", file=sys.stderr)
+        self.compiler.cc, self.compiler.compile_options = cl, options
+        return False
 
     def _compiles(self, source):
         with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +147,10 @@ class ProbingBuildExt(build_ext):
 
 # MSVC: C11 for _Alignas, and <stdatomic.h> (dispatch.c, threads.c), which MSVC
 # offers only behind /experimental:c11atomics (Visual Studio 2022 17.5 or later).
+# clang-cl takes the flags that matter for the results (no contraction of
+# a*b+c, no errno) in clang's spelling, behind /clang:.
+CLANG_CL_ARGS = ["/std:c11", "/clang:-O3", "/clang:-ffp-contract=off", "/clang:-fno-math-errno",
+                 "/clang:-fno-vectorize", "/clang:-fno-slp-vectorize", "/clang:-Wno-unused-parameter"]
 extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
     "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-psabi",
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]

@@ -37,21 +37,21 @@
  *    the exception flags they raise back to the caller, where NumPy looks.
  *  - fork(): only the forking thread survives; the child forgets the workers
  *    and starts fresh ones. Interpreter exit: workers are detached and never
- *    joined, so exit() ends them wherever they are (spinning or parked). */
+ *    joined, so exit() ends them wherever they are (spinning or parked).
+ *  - The same pool on every OS: threads_os.h maps its lock, condition
+ *    variables, threads and clock to POSIX or to Windows' own primitives. */
 #define _GNU_SOURCE
-#include <fenv.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "fastact.h"
+#include "threads_os.h"
 
 #define FA_MAX_THREADS 256
 
-#if !defined(_WIN32)
 static atomic_int requested_threads; /* 0 until first asked */
 static atomic_int threads_source;    /* fa_thread_source: where requested_threads came from */
-#endif
 
 /* "8" or, for OMP_NUM_THREADS, a nesting list "8,2" (its first level): ASCII
  * digits only, >= 1; 0 when unset or invalid. */
@@ -79,37 +79,6 @@ const char *fa_thread_source_name(int source) {
     }
 }
 
-#if defined(_WIN32)
-
-/* No pool on Windows yet: everything runs on the calling thread. */
-int fa_num_threads(void) { return 1; }
-int fa_thread_source(void) { return FA_THREADS_FROM_CPUS; }
-int fa_cpus_available(void) { return 1; }
-void fa_set_num_threads(int n) { (void)n; }
-void fa_set_num_threads_from(int n, int source) { (void)n, (void)source; }
-double fa_wake_ns(int hot) { (void)hot; return 0; }
-ptrdiff_t fa_min_per_thread(double ns_per_element) { (void)ns_per_element; return PTRDIFF_MAX; }
-double fa_now_ns(void) { return 0; }
-void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range_fn body, void *ctx) {
-    (void)cost;
-    (void)grain;
-    if (n > 0) body(ctx, 0, n);
-}
-
-#else
-#include <pthread.h>
-#include <sched.h>
-#include <time.h>
-#include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define FA_PAUSE() _mm_pause()
-#elif defined(__aarch64__)
-#define FA_PAUSE() __asm__ __volatile__("yield")
-#else
-#define FA_PAUSE() ((void)0)
-#endif
-
 #define FA_SPIN_NS 100000.0        /* a worker's active wait after a job */
 #define FA_CALLER_SPIN_NS 1000000.0 /* the caller's, for the workers' chunks */
 #define FA_WORTH 2.0               /* a chunk's work >= this many wake costs */
@@ -118,20 +87,9 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
 #define FA_PROBE 4096              /* elements timed to learn an unknown cost */
 #define FA_WAKE_GUESS_NS 20000.0   /* the wake cost until the pool has measured it */
 
-double fa_now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
+double fa_now_ns(void) { return fa_os_now_ns(); }
 
-int fa_cpus_available(void) {
-#if defined(__linux__)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-#endif
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n >= 1 ? (int)n : 1;
-}
+int fa_cpus_available(void) { return fa_os_cpus(); }
 
 /* FASTACT_NUM_THREADS; else OMP_NUM_THREADS (what Dask, joblib and batch
  * systems set to keep every library to its share), capped at the CPUs; else
@@ -174,9 +132,9 @@ void fa_set_num_threads(int n) { fa_set_num_threads_from(n, FA_THREADS_FROM_CALL
 
 /* The job: chunk i of [begin, end) for i = 1 .. chunks-1 goes to worker i-1. */
 static struct {
-    pthread_mutex_t lock;          /* for parking only: sleepers and the condition variables */
-    pthread_cond_t wake;           /* a new generation, for parked workers */
-    pthread_cond_t done;           /* pending reached 0, for a parked caller */
+    fa_lock_t lock;                /* for parking only: sleepers and the condition variables */
+    fa_cond_t wake;                /* a new generation, for parked workers */
+    fa_cond_t done;                /* pending reached 0, for a parked caller */
     atomic_flag in_use;            /* held by the one caller using the pool */
     atomic_int workers;            /* threads started (changed only by the caller holding in_use) */
     atomic_int oversubscribed;     /* more threads than CPUs: spinners yield the CPU */
@@ -190,11 +148,10 @@ static struct {
     ptrdiff_t begin, end, grain;
     fa_range_fn body;
     void *ctx;
-    fenv_t caller_env;             /* the caller's rounding mode, FTZ/DAZ, masks */
+    fa_fpenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
     _Atomic double wake_ns[2];     /* wake cost now: [0] parked, [1] spinning (followed as calls run) */
     _Atomic double base_ns[2];     /* measured round trip of an empty job when the pool grew */
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER, .in_use = ATOMIC_FLAG_INIT};
+} pool = {.lock = FA_LOCK_INIT, .wake = FA_COND_INIT, .done = FA_COND_INIT, .in_use = ATOMIC_FLAG_INIT};
 
 static uint64_t start_generation[FA_MAX_THREADS]; /* what worker i has seen when it starts */
 
@@ -220,20 +177,19 @@ static uint64_t wait_for_work(uint64_t seen) {
         FA_PAUSE();
         if (i % 64 == 0) {
             if (fa_now_ns() > deadline) break;
-            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
+            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) fa_yield();
         }
     }
-    pthread_mutex_lock(&pool.lock);
+    fa_lock(&pool.lock);
     atomic_fetch_sub(&pool.spinning, 1);
     atomic_fetch_add(&pool.sleepers, 1);
-    while ((g = atomic_load(&pool.generation)) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+    while ((g = atomic_load(&pool.generation)) == seen) fa_cond_wait(&pool.wake, &pool.lock);
     atomic_fetch_sub(&pool.sleepers, 1);
-    pthread_mutex_unlock(&pool.lock);
+    fa_unlock(&pool.lock);
     return g;
 }
 
-static void *worker_main(void *arg) {
-    int index = (int)(ptrdiff_t)arg; /* runs chunk index + 1 */
+static void worker_main(int index) { /* runs chunk index + 1 */
     uint64_t seen = start_generation[index];
     for (;;) {
         seen = wait_for_work(seen);
@@ -244,28 +200,27 @@ static void *worker_main(void *arg) {
         }
         ptrdiff_t begin = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 1);
         ptrdiff_t end = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 2);
-        fenv_t own_env;
-        fegetenv(&own_env);
-        fesetenv(&pool.caller_env);
-        feclearexcept(FE_ALL_EXCEPT);
+        fa_fpenv_t own_env;
+        fa_fpenv_get(&own_env);
+        fa_fpenv_enter(&pool.caller_env);
         if (end > begin) pool.body(pool.ctx, begin, end);
-        int raised = fetestexcept(FE_ALL_EXCEPT);
-        fesetenv(&own_env);
+        int raised = fa_fpenv_raised();
+        fa_fpenv_set(&own_env);
         if (raised) atomic_fetch_or(&pool.raised, raised);
         atomic_fetch_add(&pool.spinning, 1); /* before pending: the next caller sees a warm pool */
         if (atomic_fetch_sub(&pool.pending, 1) == 1 && atomic_load(&pool.caller_parked)) {
-            pthread_mutex_lock(&pool.lock);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.lock);
+            fa_lock(&pool.lock);
+            fa_cond_signal(&pool.done);
+            fa_unlock(&pool.lock);
         }
     }
-    return NULL;
 }
 
+#if !defined(_WIN32)
 /* After fork() only the forking thread exists: forget the workers. */
 static void reset_after_fork(void) {
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
+    fa_lock_t fresh = FA_LOCK_INIT;
+    fa_cond_t fresh_cond = FA_COND_INIT;
     pool.lock = fresh;
     pool.wake = fresh_cond;
     pool.done = fresh_cond;
@@ -278,6 +233,7 @@ static void reset_after_fork(void) {
 }
 
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
+#endif
 
 /* Publish a job of `chunks` chunks over [begin, end), run chunk 0 here, wait
  * for the rest and raise the workers' flags here. The caller holds in_use. */
@@ -288,15 +244,15 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     pool.grain = grain;
     pool.body = body;
     pool.ctx = ctx;
-    fegetenv(&pool.caller_env);
+    fa_fpenv_get(&pool.caller_env);
     atomic_store(&pool.raised, 0);
     atomic_store(&pool.pending, chunks - 1);
     uint64_t next = ((atomic_load(&pool.generation) >> FA_CHUNK_BITS) + 1) << FA_CHUNK_BITS;
     atomic_store(&pool.generation, next | (uint64_t)chunks);
     if (atomic_load(&pool.sleepers) > 0) {
-        pthread_mutex_lock(&pool.lock);
-        pthread_cond_broadcast(&pool.wake);
-        pthread_mutex_unlock(&pool.lock);
+        fa_lock(&pool.lock);
+        fa_cond_broadcast(&pool.wake);
+        fa_unlock(&pool.lock);
     }
 
     ptrdiff_t mine = chunk_start(begin, end, grain, chunks, 1);
@@ -307,13 +263,13 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
     for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
         FA_PAUSE();
-        if (i % 64 == 0 && atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) sched_yield();
+        if (i % 64 == 0 && atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) fa_yield();
         if (i % 64 == 0 && fa_now_ns() > deadline) {
-            pthread_mutex_lock(&pool.lock);
+            fa_lock(&pool.lock);
             atomic_store(&pool.caller_parked, 1);
-            while (atomic_load(&pool.pending) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+            while (atomic_load(&pool.pending) > 0) fa_cond_wait(&pool.done, &pool.lock);
             atomic_store(&pool.caller_parked, 0);
-            pthread_mutex_unlock(&pool.lock);
+            fa_unlock(&pool.lock);
             break;
         }
     }
@@ -343,10 +299,7 @@ static void measure_wake(void) {
     }
     for (int i = 0; i < 5; i++) {
         double give_up = fa_now_ns() + 20e6;
-        while (atomic_load(&pool.sleepers) < pool.workers && fa_now_ns() < give_up) {
-            struct timespec pause = {0, 50000};
-            nanosleep(&pause, NULL);
-        }
+        while (atomic_load(&pool.sleepers) < pool.workers && fa_now_ns() < give_up) fa_nap();
         double t = fa_now_ns();
         run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, NULL);
         cold[i] = fa_now_ns() - t;
@@ -360,19 +313,15 @@ static void measure_wake(void) {
 /* Start workers up to `wanted` (measuring the wake cost when the pool grows);
  * returns how many exist. The caller holds in_use. */
 static int grow_pool(int wanted) {
+#if !defined(_WIN32)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_fork_handler);
+#endif
     int before = pool.workers;
     while (pool.workers < wanted) {
-        pthread_t t;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         start_generation[pool.workers] = atomic_load(&pool.generation);
         atomic_fetch_add(&pool.spinning, 1); /* counted from the start, as wait_for_work expects */
-        int failed = pthread_create(&t, &attr, worker_main, (void *)(ptrdiff_t)pool.workers);
-        pthread_attr_destroy(&attr);
-        if (failed) {
+        if (fa_start_detached(worker_main, pool.workers) != 0) {
             atomic_fetch_sub(&pool.spinning, 1);
             break;
         }
@@ -462,4 +411,3 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
     atomic_flag_clear(&pool.in_use);
     if (fixed <= 0) record_cost(cost, took, chunk_start(begin, n, grain, chunks, 1) - begin);
 }
-#endif

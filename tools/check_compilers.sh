@@ -4,8 +4,9 @@
 # configurations a build can take:
 #   x86     FA_HAVE_X86_KERNELS + FA_HAVE_AVX512_EMULATION (x86-64 with SIMDe)
 #   scalar  neither macro: what aarch64, other non-x86 and MSVC builds compile
-# then link the C objects of each configuration into a shared library with
-# -z defs, so a kernel table declared but not built shows up as an undefined
+# (on x86-64, first setup.py's probe, which gives a build the x86 kernels,
+# must pass with each compiler); then link the C objects of each
+# configuration into a shared library with -z defs, so a kernel table declared but not built shows up as an undefined
 # symbol; and check the emulated FMA (tools/check_fma.c) built by each.
 # Objects go to a temporary folder; the tree is not touched.
 #
@@ -67,6 +68,19 @@ for cc in "${compilers[@]}"; do
         done
     done
 done
+
+if [[ " ${configs[*]} " == *" x86 "* ]]; then
+    # setup.py builds the x86 kernels only for a compiler that passes its probe
+    python3 -c 'import ast
+tree = ast.parse(open("setup.py").read())
+print(next(node.value.value for node in tree.body
+           if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "X86_PROBE"))' >"$work/x86_probe.c"
+    for cc in "${compilers[@]}"; do
+        "$cc" "${flags[@]}" -c "$work/x86_probe.c" -o "$work/x86_probe-$cc.o" \
+            || { echo "FAIL: $cc rejects setup.py's X86_PROBE: pip would build the scalar kernels only" >&2; exit 1; }
+    done
+    echo "== setup.py's x86 probe passes with ${compilers[*]}"
+fi
 
 echo "== compiling: ${compilers[*]} x ${configs[*]} ($(tr -cd '\0' <"$jobs_file" | wc -c) files, -Werror)"
 for cc in "${compilers[@]}"; do echo "   $cc: $("$cc" --version | head -n 1)"; done

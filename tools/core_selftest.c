@@ -13,13 +13,17 @@
  *     4 and 8 ULP in both precisions;
  *   - the NumPy inner loops (loops.c): strided and float16 data give the same
  *     bits as the kernel on contiguous data; float16 within 1 ULP of mpmath;
- *   - threads.c: a large call split over 4 threads gives the same bits;
+ *   - threads.c: a fixed split over 4 threads runs each chunk once, on 4
+ *     threads, under the caller's rounding mode, and a flag raised by a
+ *     worker reaches the caller; a large call split over 4 threads gives the
+ *     same bits;
  *   - it prints an FNV-1a hash of every kernel's output (every op, gated
  *     and bias ones included, both directions, dtypes and tiers, and
  *     softmax's row passes) on a sweep,
  *     which must be the same for every set here and equal the hash of the
  *     same program built for the host (same bits on every architecture).
  * Exit status 0 when every check passes. */
+#include <fenv.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,6 +160,57 @@ static void check_fast_accuracy(void) {
 }
 
 static int same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
+
+/* The pool itself: what each chunk saw, filled in by the thread that ran it. */
+enum { POOL_CHUNKS = 4, POOL_GRAIN = 4096 };
+static _Thread_local char thread_marker;
+static struct {
+    const void *thread;      /* &thread_marker of the thread that ran it */
+    int runs, rounded_up;
+} pool_chunks[POOL_CHUNKS];
+
+static void pool_chunk(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
+    (void)ctx;
+    int i = (int)(begin / POOL_GRAIN);
+    if (i < 0 || i >= POOL_CHUNKS || end - begin != POOL_GRAIN) {
+        failures++, printf("FAIL pool: unexpected chunk [%ld, %ld)\n", (long)begin, (long)end);
+        return;
+    }
+    volatile double one = 1.0, three = 3.0;
+    pool_chunks[i].thread = &thread_marker;
+    pool_chunks[i].runs++;
+    pool_chunks[i].rounded_up = one / three > 0.3333333333333333; /* the nearest double is below 1/3 */
+    if (i == POOL_CHUNKS - 1) { /* on a worker, by arithmetic as a kernel raises it (not through x87) */
+        volatile double huge = 1e308, product = huge * 10.0;
+        (void)product;
+    }
+}
+
+static void check_pool(void) {
+    int before = failures;
+    fa_set_num_threads(POOL_CHUNKS);
+    fa_cost fixed = {NULL, POOL_GRAIN};
+    fesetround(FE_UPWARD);
+    feclearexcept(FE_ALL_EXCEPT);
+    fa_parallel_for(POOL_CHUNKS * POOL_GRAIN, &fixed, POOL_GRAIN, pool_chunk, NULL);
+    int overflow = fetestexcept(FE_OVERFLOW) != 0;
+    fesetround(FE_TONEAREST);
+    feclearexcept(FE_ALL_EXCEPT);
+    fa_set_num_threads(1);
+    int threads = 0;
+    for (int i = 0; i < POOL_CHUNKS; i++) {
+        int new_thread = 1;
+        for (int j = 0; j < i; j++) new_thread &= pool_chunks[j].thread != pool_chunks[i].thread;
+        threads += new_thread;
+        if (pool_chunks[i].runs != 1) failures++, printf("FAIL pool: chunk %d ran %d times\n", i, pool_chunks[i].runs);
+        if (!pool_chunks[i].rounded_up) failures++, printf("FAIL pool: chunk %d ignored the caller's rounding\n", i);
+    }
+    if (pool_chunks[0].thread != &thread_marker) failures++, printf("FAIL pool: chunk 0 is not the caller's\n");
+    if (threads != POOL_CHUNKS) failures++, printf("FAIL pool: %d chunks ran on %d threads\n", POOL_CHUNKS, threads);
+    if (!overflow) failures++, printf("FAIL pool: a worker's overflow flag did not reach the caller\n");
+    printf("thread pool: %d chunks on %d threads, the caller's rounding, a worker's flag raised here: %s\n",
+           POOL_CHUNKS, threads, failures == before ? "ok" : "FAILED");
+}
 
 /* Loops and threads: strided, float16 and threaded calls give the kernel's bits. */
 static void check_loops_and_threads(void) {
@@ -300,6 +355,7 @@ int main(void) {
     if (fa_isa_supported(FA_ISA_AVX2)) isas[n_isas++] = FA_ISA_AVX2;
     if (fa_isa_supported(FA_ISA_AVX512)) isas[n_isas++] = FA_ISA_AVX512;
 #endif
+    check_pool();
     uint64_t first_hash = 0;
     for (int b = 0; b < n_isas; b++) {
         fa_isa_set(isas[b]);
