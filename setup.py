@@ -116,13 +116,18 @@ class ProbingBuildExt(build_ext):
         FASTACT_CLANG_CL names a clang-cl.exe not on PATH."""
         if os.environ.get("FASTACT_WINDOWS_COMPILER", "clang-cl") == "msvc":
             return False
-        clang_cl = os.environ.get("FASTACT_CLANG_CL") or shutil.which("clang-cl")
-        if not clang_cl:
-            print("fastact: clang-cl not found; MSVC builds the portable kernels only", file=sys.stderr)
-            return False
         if not self.compiler.initialized:
             self.compiler.initialize()
         cl, options = self.compiler.cc, self.compiler.compile_options
+        # cl.exe is VC\Tools\MSVC\<version>\bin\Host<arch>\<arch>\cl.exe; Visual Studio's
+        # "C++ Clang tools" put clang-cl in VC\Tools\Llvm\x64\bin
+        bundled = os.path.join(os.path.dirname(cl), *[os.pardir] * 5, "Llvm", "x64", "bin", "clang-cl.exe")
+        clang_cl = (os.environ.get("FASTACT_CLANG_CL") or shutil.which("clang-cl")
+                    or shutil.which("clang-cl", path=getattr(self.compiler, "_paths", None) or "")
+                    or (bundled if os.path.isfile(bundled) else None))
+        if not clang_cl:
+            print("fastact: clang-cl not found; MSVC builds the portable kernels only", file=sys.stderr)
+            return False
         self.compiler.cc = clang_cl
         # /GL is MSVC's link-time code generation, which clang-cl's objects do not take part in
         self.compiler.compile_options = [option for option in options if option != "/GL"]

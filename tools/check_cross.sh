@@ -9,8 +9,9 @@
 # scalar set, and sse2 on x86-64) must print the same sweep hash: identical
 # bits on both architectures. On an x86-64 host, also Windows: the program
 # built by mingw-w64's gcc with the x86 kernels (dispatch through the
-# compiler's CPUID, Windows' C runtime and calling convention), run under
-# wine, every set the CPU has: the same checks and the same hash.
+# compiler's CPUID, Windows' C runtime, calling convention and threads), run
+# under wine, every set the CPU has: the same checks and the same hash; and
+# the same built by clang for Windows (clang-cl builds the Windows wheels).
 #
 #   tools/check_cross.sh
 #
@@ -228,5 +229,20 @@ if [[ $(uname -m) == x86_64 && ${FASTACT_CROSS_WINDOWS:-1} != 0 ]]; then
     windows_hash=$(grep '^sweep hash' "$work/windows.out")
     [[ $windows_hash == "$host_hash" ]] || { echo "FAIL: Windows and Linux bits differ" >&2; exit 1; }
     echo "== same sweep hash on Windows x86-64 (built and run in $((SECONDS - t0)) s): $windows_hash"
+    # clang compiles Windows wheels (as clang-cl): its x86 kernels for Windows' ABI must give gcc's bits
+    if command -v clang >/dev/null; then
+        t0=$SECONDS
+        build "clang --target=x86_64-w64-mingw32 -DFA_HAVE_X86_KERNELS=1" "$work/windows-clang" \
+            x86_64-w64-mingw32-gcc -static
+        (cd "$work" && WINEPREFIX="$work/wineprefix" WINEDEBUG=-all "$wine" "$work/windows-clang/selftest.exe" \
+            2>>"$work/wine.log" | tr -d '\r' >"$work/windows-clang.out") \
+            || { cat "$work/windows-clang.out" "$work/wine.log"; echo "FAIL: clang's Windows self-test" >&2; exit 1; }
+        grep -qx "selftest passed" "$work/windows-clang.out" \
+            || { cat "$work/windows-clang.out"; echo "FAIL: clang's Windows self-test did not pass" >&2; exit 1; }
+        [[ $(grep '^sweep hash' "$work/windows-clang.out") == "$host_hash" ]] \
+            || { echo "FAIL: clang's Windows bits differ from Linux's" >&2; exit 1; }
+        echo "== clang for Windows x86-64 ($(grep -c ': every kernel' "$work/windows-clang.out") sets): same checks" \
+            "passed, same sweep hash (built and run in $((SECONDS - t0)) s)"
+    fi
 fi
 echo "== check_cross.sh passed in $((SECONDS - started)) s"
