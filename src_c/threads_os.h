@@ -51,6 +51,13 @@ static inline void fa_fpenv_enter(const fa_fpenv_t *caller) {
 static inline int fa_fpenv_raised(void) { return fetestexcept(FE_ALL_EXCEPT); }
 #endif
 
+/* a worker's entry point, and what its thread starts with */
+typedef void (*fa_thread_fn)(int index);
+typedef struct {
+    fa_thread_fn fn;
+    int index;
+} fa_thread_start_;
+
 #if defined(_WIN32)
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -68,12 +75,6 @@ static inline void fa_cond_signal(fa_cond_t *c) { WakeConditionVariable(c); }
 static inline void fa_cond_broadcast(fa_cond_t *c) { WakeAllConditionVariable(c); }
 static inline void fa_yield(void) { SwitchToThread(); }
 static inline void fa_nap(void) { Sleep(0); }
-
-typedef void (*fa_thread_fn)(int index);
-typedef struct {
-    fa_thread_fn fn;
-    int index;
-} fa_thread_start_;
 
 static inline DWORD WINAPI fa_thread_trampoline_(LPVOID arg) {
     fa_thread_start_ start = *(fa_thread_start_ *)arg;
@@ -139,12 +140,6 @@ static inline void fa_nap(void) {
     struct timespec pause = {0, 50000};
     nanosleep(&pause, NULL);
 }
-
-typedef void (*fa_thread_fn)(int index);
-typedef struct {
-    fa_thread_fn fn;
-    int index;
-} fa_thread_start_;
 
 static inline void *fa_thread_trampoline_(void *arg) {
     fa_thread_start_ start = *(fa_thread_start_ *)arg;
