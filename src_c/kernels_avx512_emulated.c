@@ -51,6 +51,17 @@ static inline void fa_emu_mask_storeu_ps_(float *p, __mmask16 m, simde__m512 v) 
         if (m >> i & 1) p[i] = r.f32[i];
 }
 
+/* double <-> float conversions per 256-bit half (this SIMDe has none for
+ * 512 bits); each rounds as the instruction does */
+static inline __m256 fa_emu_cvtpd_ps_(simde__m512d a) {
+    __m128 lo = _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(a, 0));
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), _mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(a, 1)), 1);
+}
+static inline simde__m512d fa_emu_cvtps_pd_(__m256 a) {
+    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_cvtps_pd(_mm256_castps256_ps128(a)));
+    return simde_mm512_insertf64x4(r, _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), 1);
+}
+
 /* Fused multiply-add per 256-bit half: SIMDe fuses only when it detects FMA
  * at compile time (clang's target attributes do not tell it), and an unfused
  * a*b+c would give different bits from the real instruction. */
@@ -179,6 +190,8 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_slli_epi32 simde_mm512_slli_epi32
 #undef _mm512_cvttps_epi32
 #define _mm512_cvttps_epi32 simde_mm512_cvttps_epi32
+#define _mm512_cvtpd_ps fa_emu_cvtpd_ps_
+#define _mm512_cvtps_pd fa_emu_cvtps_pd_
 #undef _mm512_fmadd_ps
 #define _mm512_fmadd_ps fa_emu_fmadd_ps_
 #undef _mm512_fnmadd_ps

@@ -94,6 +94,7 @@
 #define v_max vd_max
 #define v_abs vd_abs
 #define v_copysign vd_copysign
+#define v_round_float vd_round_float
 #define v_lt vd_lt
 #define v_gt vd_gt
 #define v_gt_or_nan vd_gt_or_nan

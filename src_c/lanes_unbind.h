@@ -20,6 +20,7 @@
 #undef v_max
 #undef v_abs
 #undef v_copysign
+#undef v_round_float
 #undef v_lt
 #undef v_gt
 #undef v_gt_or_nan

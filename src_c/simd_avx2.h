@@ -36,6 +36,8 @@ static inline vd vd_div(vd a, vd b) { return _mm256_div_pd(a, b); }
 static inline vd vd_fma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
 static inline vd vd_fnma(vd a, vd b, vd c) { return _mm256_fnmadd_pd(a, b, c); }
 static inline vd vd_max(vd a, vd b) { return _mm256_max_pd(a, b); }
+/* a rounded to float32's precision and range (to nearest, even) */
+static inline vd vd_round_float(vd a) { return _mm256_cvtps_pd(_mm256_cvtpd_ps(a)); }
 static inline vd vd_copysign(vd mag, vd s) {
     return _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), mag), _mm256_and_pd(_mm256_set1_pd(-0.0), s));
 }

@@ -30,6 +30,8 @@ static inline vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
 static inline vd vd_fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 static inline vd vd_fnma(vd a, vd b, vd c) { return _mm512_fnmadd_pd(a, b, c); }
 static inline vd vd_max(vd a, vd b) { return _mm512_max_pd(a, b); }
+/* a rounded to float32's precision and range (to nearest, even) */
+static inline vd vd_round_float(vd a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
 static inline vd vd_copysign(vd mag, vd s) {
     __m512i m = _mm512_and_epi64(_mm512_castpd_si512(mag), _mm512_set1_epi64(0x7fffffffffffffffLL));
     __m512i sign = _mm512_and_epi64(_mm512_castpd_si512(s), _mm512_set1_epi64((long long)0x8000000000000000ULL));

@@ -48,6 +48,8 @@ static inline vd vd_fnma(vd a, vd b, vd c) { return vfmsq_f64(c, a, b); }
 /* x86's min and max: b unless a is strictly smaller (larger); b where either is NaN */
 static inline vd vd_min(vd a, vd b) { return vbslq_f64(vcltq_f64(a, b), a, b); }
 static inline vd vd_max(vd a, vd b) { return vbslq_f64(vcgtq_f64(a, b), a, b); }
+/* a rounded to float32's precision and range (to nearest, even) */
+static inline vd vd_round_float(vd a) { return vcvt_f64_f32(vcvt_f32_f64(a)); }
 static inline vd vd_copysign(vd mag, vd s) { return vbslq_f64(vdupq_n_u64(0x8000000000000000ull), s, mag); }
 static inline md vd_gt_or_nan(vd a, vd b) {
     return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vcleq_f64(a, b))));

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "fma_exact.h"
+/* kernels.inc takes its no-FMA variants where fa_fmaf is emulated */
+#define FA_FLOAT_FMA_IS_EMULATED FA_EMULATE_FMAF
 
 #define FA_ISA_SUFFIX scalar
 #define VD_W 1 /* doubles per vd */
@@ -39,6 +41,8 @@ static inline vd vd_fnma(vd a, vd b, vd c) { return fa_fma(-a, b, c); }
  * that every layer agrees */
 static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
 static inline vd vd_max(vd a, vd b) { return a > b ? a : b; }
+/* a rounded to float32's precision and range (to nearest, even) */
+static inline vd vd_round_float(vd a) { return (double)(float)a; }
 static inline vd vd_copysign(vd mag, vd s) { return copysign(mag, s); }
 static inline md vd_gt_or_nan(vd a, vd b) { return !islessequal(a, b); }
 static inline int md_any(md m) { return m; }

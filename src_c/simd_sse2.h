@@ -24,6 +24,8 @@
 #include <string.h>
 
 #include "fma_exact.h"
+/* kernels.inc takes its no-FMA variants: vf_fma is emulated here */
+#define FA_FLOAT_FMA_IS_EMULATED 1
 
 #define FA_ISA_SUFFIX sse2
 #define VD_W 2
@@ -141,6 +143,8 @@ static inline int md_any(md m) { return _mm_movemask_pd(m) != 0; }
 static inline vd vd_min(vd a, vd b) { return _mm_min_pd(a, b); }
 static inline vd vd_max(vd a, vd b) { return _mm_max_pd(a, b); }
 static inline vd vd_abs(vd a) { return _mm_andnot_pd(_mm_set1_pd(-0.0), a); }
+/* a rounded to float32's precision and range (to nearest, even) */
+static inline vd vd_round_float(vd a) { return _mm_cvtps_pd(_mm_cvtpd_ps(a)); }
 static inline vd vd_copysign(vd mag, vd s) {
     return _mm_or_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), mag), _mm_and_pd(_mm_set1_pd(-0.0), s));
 }

@@ -221,6 +221,32 @@ def test_hard_functions_are_correctly_rounded(isa, name, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["hardsigmoid", "hardswish"])
+def test_hard_backwards_are_correctly_rounded_for_gradients_of_any_size(isa, name, dtype):
+    # g from the subnormals to the largest finite: float32 results near and
+    # below the underflow threshold round on the subnormal grid (once), huge
+    # ones may overflow. float64's hardswish backward is correctly rounded
+    # only where its product g (2x + 3) does not underflow (README, Accuracy).
+    finfo = np.finfo(dtype)
+    rng = np.random.default_rng(11)
+    n = 3000
+    exponents = rng.integers(finfo.minexp - finfo.nmant, finfo.maxexp, n)
+    g = (rng.uniform(-2, 2, n) * np.ldexp(1.0, np.clip(exponents, -1074, 1023))).astype(dtype)
+    g = np.concatenate([g, rng.uniform(-1, 1, n // 2).astype(dtype) * finfo.smallest_subnormal * 64])
+    x = _hard_inputs(dtype, 800)[: g.size]
+    x = np.resize(x, g.size)
+    with np.errstate(over="ignore", under="ignore"):
+        grad = getattr(fa, f"{name}_backward")(g, x)
+    for i in range(g.size):
+        _, d = _exact(name, float(x[i]), float(g[i]))
+        want = _round(d, dtype) if abs(d) <= Fraction(float(finfo.max)) else None
+        if dtype == np.float64 and name == "hardswish" and abs(d) < Fraction(2.0**-1000):
+            continue
+        if want is not None and np.isfinite(want):
+            assert grad[i] == want, f"{name}_backward({g[i]!r}, {x[i]!r}) = {grad[i]!r}, want {want!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_hardswish_subnormal_ties_go_to_the_next_term(isa, dtype):
     """hardswish(x) = x/2 + x²/6: where x/2 is a tie between subnormals, the
     x²/6 term decides: up for x > 0, towards 0 for x < 0."""

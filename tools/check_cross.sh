@@ -22,7 +22,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-cross.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+    # wine's server outlives its programs and keeps writing to the prefix: stop it first
+    if [[ -d $work/wineprefix ]]; then
+        WINEPREFIX="$work/wineprefix" "$(command -v wineserver || echo /usr/lib/wine/wineserver)" -k 2>/dev/null || true
+        sleep 1
+    fi
+    rm -rf "$work" 2>/dev/null || rm -rf "$work" || true
+}
+trap cleanup EXIT
 
 missing=()
 command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
