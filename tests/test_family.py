@@ -147,6 +147,33 @@ def test_parameter_arrays_broadcast_like_inputs(isa):
     np.testing.assert_array_equal(ufuncs.hardtanh(np.float16(2.5), lo, hi), np.minimum(2.5, hi) + 0 * lo)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pass_through_bounds_at_the_edges(isa, dtype):
+    # the ufunc takes any bounds: signed zeros, infinities, subnormals, NaN
+    # (which passes nothing); x at and beside them, NaN payloads, random bits
+    rng = np.random.default_rng(16)
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    bounds = [0.0, -0.0, 1.0, -1.0, 6.0, tiny, -tiny, np.inf, -np.inf, np.nan, -np.nan]
+    width = np.dtype(dtype).itemsize * 8
+    uint = np.dtype(f"u{width // 8}")
+    random_bits = rng.integers(0, 2**width - 1, 4000, dtype=np.uint64, endpoint=True).astype(uint).view(dtype)
+    edges = np.array(bounds + [np.nextafter(dtype(b), dtype(np.inf)) for b in bounds[:7]]
+                     + [np.nextafter(dtype(b), dtype(-np.inf)) for b in bounds[:7]], dtype=dtype)
+    x = np.concatenate([edges, -edges, random_bits, rng.standard_normal(1000).astype(dtype) * 4])
+    g = rng.standard_normal(x.size).astype(dtype) + 1
+    for lo in bounds:
+        for hi in bounds:
+            with np.errstate(invalid="ignore"):  # signalling NaNs among the random bits
+                got = ufuncs.hardtanh_backward(g, x, lo, hi)
+                want = np.where(np.isnan(x), x + 0, np.where((x > lo) & (x < hi), g, 0)).astype(dtype)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.view(uint), want.view(uint), err_msg=f"bounds ({lo}, {hi})")
+    quiet = np.array([np.nan, -np.nan, 1.0, 0.5, -0.0] * 4, dtype=dtype)
+    with np.errstate(all="raise"):  # a quiet NaN raises no flag
+        for name in ("relu6", "hardtanh", "hardsigmoid"):
+            getattr(fa, f"{name}_backward")(np.ones_like(quiet), quiet)
+
+
 def test_defaults_match_torch_functional():
     torch = pytest.importorskip("torch")
     import inspect
