@@ -51,14 +51,26 @@ static inline vd vd_max(vd a, vd b) { return vbslq_f64(vcgtq_f64(a, b), a, b); }
 /* a rounded to float32's precision and range (to nearest, even) */
 static inline vd vd_round_float(vd a) { return vcvt_f64_f32(vcvt_f32_f64(a)); }
 static inline vd vd_copysign(vd mag, vd s) { return vbslq_f64(vdupq_n_u64(0x8000000000000000ull), s, mag); }
+/* quiet compares: as vf_lt's */
+static inline md fa_neon_not_nan_d_(vd a) {
+    return vcleq_u64(vandq_u64(vreinterpretq_u64_f64(a), vdupq_n_u64(0x7fffffffffffffffull)),
+                     vdupq_n_u64(0x7ff0000000000000ull));
+}
+static inline md fa_neon_ordered_d_(vd a, vd b) { return vandq_u64(fa_neon_not_nan_d_(a), fa_neon_not_nan_d_(b)); }
+static inline vd fa_neon_keep_d_(vd a, md m) { return vreinterpretq_f64_u64(vandq_u64(vreinterpretq_u64_f64(a), m)); }
 static inline md vd_gt_or_nan(vd a, vd b) {
-    return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vcleq_f64(a, b))));
+    md both = fa_neon_ordered_d_(a, b);
+    return vreinterpretq_u64_u32(vornq_u32(vreinterpretq_u32_u64(vcgtq_f64(fa_neon_keep_d_(a, both), fa_neon_keep_d_(b, both))),
+                                           vreinterpretq_u32_u64(both)));
 }
 static inline int md_any(md m) { return vmaxvq_u32(vreinterpretq_u32_u64(m)) != 0; }
 static inline vd vd_abs(vd a) { return vabsq_f64(a); }
-static inline md vd_lt(vd a, vd b) { return vcltq_f64(a, b); }
-static inline md vd_gt(vd a, vd b) { return vcgtq_f64(a, b); }
-static inline md vd_isnan(vd a) { return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(vceqq_f64(a, a)))); }
+static inline md vd_lt(vd a, vd b) {
+    md both = fa_neon_ordered_d_(a, b);
+    return vcltq_f64(fa_neon_keep_d_(a, both), fa_neon_keep_d_(b, both));
+}
+static inline md vd_gt(vd a, vd b) { return vd_lt(b, a); }
+static inline md vd_isnan(vd a) { return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(fa_neon_not_nan_d_(a)))); }
 static inline md md_or(md a, md b) { return vorrq_u64(a, b); }
 /* max(biased exponent of a - first, 0), for a >= 0 */
 static inline vdi vd_binade_index(vd a, int first) {
@@ -112,10 +124,25 @@ static inline vf vf_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
 static inline vf vf_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 static inline vf vf_abs(vf a) { return vabsq_f32(a); }
 static inline vf vf_copysign(vf mag, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, mag); }
-static inline mf vf_lt(vf a, vf b) { return vcltq_f32(a, b); }
-static inline mf vf_gt(vf a, vf b) { return vcgtq_f32(a, b); }
-static inline mf vf_gt_or_nan(vf a, vf b) { return vmvnq_u32(vcleq_f32(a, b)); }
-static inline mf vf_isnan(vf a) { return vmvnq_u32(vceqq_f32(a, a)); }
+/* Quiet compares, as the x86 layers': AArch64's FCMGT/FCMGE raise 'invalid' on
+ * a quiet NaN, so NaN lanes are zeroed first. Which lanes are NaN is asked of
+ * the bits, as integers: clang (before its AArch64 strict floating point)
+ * turns FCMEQ's a == a into the ordered compares it has to avoid. */
+static inline mf fa_neon_not_nan_f_(vf a) {
+    return vcleq_u32(vandq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u));
+}
+static inline mf fa_neon_ordered_f_(vf a, vf b) { return vandq_u32(fa_neon_not_nan_f_(a), fa_neon_not_nan_f_(b)); }
+static inline vf fa_neon_keep_f_(vf a, mf m) { return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(a), m)); }
+static inline mf vf_lt(vf a, vf b) {
+    mf both = fa_neon_ordered_f_(a, b);
+    return vcltq_f32(fa_neon_keep_f_(a, both), fa_neon_keep_f_(b, both));
+}
+static inline mf vf_gt(vf a, vf b) { return vf_lt(b, a); }
+static inline mf vf_gt_or_nan(vf a, vf b) {
+    mf both = fa_neon_ordered_f_(a, b);
+    return vornq_u32(vcgtq_f32(fa_neon_keep_f_(a, both), fa_neon_keep_f_(b, both)), both);
+}
+static inline mf vf_isnan(vf a) { return vmvnq_u32(fa_neon_not_nan_f_(a)); }
 static inline mf mf_or(mf a, mf b) { return vorrq_u32(a, b); }
 static inline int mf_any(mf m) { return vmaxvq_u32(m) != 0; }
 /* 2^k for integer-valued k in [-126, 127] */

@@ -13,7 +13,7 @@ TESTABLE_ISAS = fa.available_isas() + (
     ["avx512-emulated"] if fa._ext.isa_supported(fa._ISA_NAMES.index("avx512-emulated")) else [])
 
 # lanes per register of each ISA, for double / float
-LANES = {"scalar": (1, 1), "sse2": (2, 4), "avx2": (4, 8), "avx512": (8, 16), "avx512-emulated": (8, 16)}
+LANES = {"scalar": (1, 1), "sse2": (2, 4), "neon": (2, 4), "avx2": (4, 8), "avx512": (8, 16), "avx512-emulated": (8, 16)}
 
 
 def pytest_report_header(config):
