@@ -39,6 +39,20 @@ __attribute__((target("avx512f,avx2,fma,f16c"))) float probe(const double *p, co
 }
 """
 
+# clang (not gcc, which has neither flag and keeps the flags' semantics by
+# default): -fno-slp-vectorize keeps the scalar set scalar, as gcc's
+# -fno-tree-vectorize does (clang's SLP vectorizer put signalling vector
+# compares on NaN lanes); maytrap keeps it from transformations that raise
+# floating-point flags the source does not (a compare moved ahead of its NaN
+# guard, min/max instructions for selects), which NumPy would report as
+# RuntimeWarnings: clang's default model ignores the flags. maytrap is
+# probed: clang 14 does not support it for AArch64 (the NEON layer's own
+# compares do not need it). One unroll hint it defeats is a warning only.
+# tools/core_selftest.c checks that no kernel raises 'invalid' on a quiet NaN.
+CLANG_PROBE = "#ifndef __clang__\n#error not clang\n#endif\nint probe(float a, float b) { return a < b; }\n"
+CLANG_ARGS = ["-fno-slp-vectorize", "-Wno-pass-failed"]
+CLANG_FP_EXCEPTIONS = "-ffp-exception-behavior=maytrap"
+
 
 def simde_include():
     try:
@@ -59,8 +73,8 @@ class ProbingBuildExt(build_ext):
     """Enable the x86 kernels only if the compiler passes X86_PROBE (on
     Windows: clang-cl, when found) and FASTACT_SCALAR_ONLY is not 1 (a build
     of the portable kernels alone, as on other CPUs); the SIMDe-emulated
-    AVX-512 test kernels unless FASTACT_AVX512_EMULATION is 0; compile the
-    sources side by side."""
+    AVX-512 test kernels unless FASTACT_AVX512_EMULATION is 0 or the compiler
+    is clang; compile the sources side by side."""
 
     def build_extension(self, ext):
         # setuptools compiles one file after another; the kernel files take
@@ -94,14 +108,23 @@ class ProbingBuildExt(build_ext):
         if not x86_ok and os.environ.get("FASTACT_REQUIRE_X86_KERNELS") == "1":
             sys.exit("fastact: FASTACT_REQUIRE_X86_KERNELS=1, but this compiler or target cannot build the "
                      "x86 kernels (they need x86-64 and gcc, clang or, on Windows, clang-cl)")
+        clang_args = []
+        if not IS_MSVC and self._compiles(CLANG_PROBE):
+            clang_args = CLANG_ARGS + ([CLANG_FP_EXCEPTIONS] if self._compiles(
+                CLANG_PROBE, [CLANG_FP_EXCEPTIONS, "-Werror"]) else [])
+            print(f"fastact: clang: {' '.join(clang_args)}", file=sys.stderr)
         for ext in self.extensions:
             if clang_cl:
                 ext.extra_compile_args = CLANG_CL_ARGS
+            ext.extra_compile_args = ext.extra_compile_args + clang_args
             if scalar_only:  # not even x86-64's baseline SSE2 set
                 ext.define_macros.append(("FA_NO_SSE2", "1"))
             if x86_ok:
                 ext.define_macros.append(("FA_HAVE_X86_KERNELS", "1"))
-                if simde_include() and os.environ.get("FASTACT_AVX512_EMULATION") != "0":
+                # a test vehicle for the AVX-512 source on CPUs without it; built by
+                # clang, SIMDe's emulated compares raise flags the real ones do not
+                if simde_include() and os.environ.get("FASTACT_AVX512_EMULATION") != "0" and not (
+                        clang_args or clang_cl):
                     ext.define_macros.append(("FA_HAVE_AVX512_EMULATION", "1"))
                     ext.include_dirs.append(simde_include())
             else:
@@ -138,13 +161,13 @@ class ProbingBuildExt(build_ext):
         self.compiler.cc, self.compiler.compile_options = cl, options
         return False
 
-    def _compiles(self, source):
+    def _compiles(self, source, args=()):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "probe.c")
             with open(path, "w") as f:
                 f.write(source)
             try:
-                self.compiler.compile([path], output_dir=tmp)
+                self.compiler.compile([path], output_dir=tmp, extra_postargs=list(args))
             except Exception:
                 return False
         return True
@@ -155,7 +178,8 @@ class ProbingBuildExt(build_ext):
 # clang-cl takes the flags that matter for the results (no contraction of
 # a*b+c, no errno) in clang's spelling, behind /clang:.
 CLANG_CL_ARGS = ["/std:c11", "/clang:-O3", "/clang:-ffp-contract=off", "/clang:-fno-math-errno",
-                 "/clang:-fno-vectorize", "/clang:-fno-slp-vectorize", "/clang:-Wno-unused-parameter"]
+                 "/clang:-fno-vectorize", "/clang:-fno-slp-vectorize", "/clang:-Wno-unused-parameter",
+                 "/clang:" + CLANG_FP_EXCEPTIONS, "/clang:-Wno-pass-failed"]
 extra_compile_args = ["/std:c11", "/experimental:c11atomics"] if IS_MSVC else [
     "-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-psabi",
     "-ffp-contract=off", "-fno-tree-vectorize", "-fno-math-errno", "-pthread"]

@@ -29,7 +29,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fastact-check-compilers.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # setup.py's extra_compile_args (non-MSVC), plus what setuptools adds for an
-# extension module (-fPIC -DNDEBUG), and -Werror.
+# extension module (-fPIC -DNDEBUG), and -Werror; clang_flags adds clang's.
 flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -fPIC -DNDEBUG -Werror
        -DNPY_NO_DEPRECATED_API=NPY_1_25_API_VERSION -Isrc_c)
@@ -49,6 +49,9 @@ python3 -m cython -3 --directive boundscheck=False,wraparound=False,cdivision=Tr
 
 done_already() { [[ " ${FASTACT_COMPILERS_DONE:-} " == *" $1 "* ]]; }
 
+# shellcheck source=tools/clang_flags.sh
+. tools/clang_flags.sh
+
 jobs_file=$work/jobs
 : >"$jobs_file"
 for cc in "${compilers[@]}"; do
@@ -61,7 +64,8 @@ for cc in "${compilers[@]}"; do
     for config in "${configs[@]}"; do
         done_already "$cc-$config" && continue
         mkdir -p "$work/$cc-$config"
-        extra=(); [[ $config == x86 ]] && extra=("${x86_flags[@]}")
+        read -r -a extra <<<"$(clang_flags "$cc")"
+        [[ $config == x86 ]] && extra+=("${x86_flags[@]}")
         for src in src_c/*.c "$work/_ext.c"; do
             inc=(); [[ $src == */_ext.c ]] && inc=("-I$numpy_inc" "-I$py_inc")
             printf '%s\0' "$cc ${flags[*]} ${extra[*]} ${inc[*]} -c $src -o $work/$cc-$config/$(basename "$src" .c).o" >>"$jobs_file"
@@ -76,7 +80,8 @@ tree = ast.parse(open("setup.py").read())
 print(next(node.value.value for node in tree.body
            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "X86_PROBE"))' >"$work/x86_probe.c"
     for cc in "${compilers[@]}"; do
-        "$cc" "${flags[@]}" -c "$work/x86_probe.c" -o "$work/x86_probe-$cc.o" \
+        read -r -a extra <<<"$(clang_flags "$cc")"
+        "$cc" "${flags[@]}" "${extra[@]}" -c "$work/x86_probe.c" -o "$work/x86_probe-$cc.o" \
             || { echo "FAIL: $cc rejects setup.py's X86_PROBE: pip would build the scalar kernels only" >&2; exit 1; }
     done
     echo "== setup.py's x86 probe passes with ${compilers[*]}"

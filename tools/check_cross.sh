@@ -157,7 +157,10 @@ with open(sys.argv[1], "w") as f:
 print(f"   {len(rows)} rows ({len(points)} points x {len(rows) // len(points)} activations)")
 EOF
 
-# setup.py's flags (non-MSVC) with -Werror; no FA_HAVE_* macro: the scalar build
+# setup.py's flags (non-MSVC) with -Werror (clang_flags: its clang ones); no
+# FA_HAVE_* macro: the scalar build
+# shellcheck source=tools/clang_flags.sh
+. tools/clang_flags.sh
 flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -Werror -Isrc_c "-I$work")
 build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by side
@@ -196,7 +199,7 @@ echo "   ran in $((SECONDS - t0)) s"
 # linked by the gcc cross toolchain), must give gcc's bits
 if command -v clang >/dev/null; then
     echo "== the same with clang for aarch64 ($(clang --version | head -n 1))"
-    build "clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include" "$work/clang" \
+    build "clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include $(clang_flags clang --target=aarch64-linux-gnu)" "$work/clang" \
         aarch64-linux-gnu-gcc -static
     qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/clang/selftest" >"$work/clang.out" \
         || { cat "$work/clang.out"; echo "FAIL: the clang build's self-test" >&2; exit 1; }
@@ -240,7 +243,8 @@ if [[ $(uname -m) == x86_64 && ${FASTACT_CROSS_WINDOWS:-1} != 0 ]]; then
     # clang compiles Windows wheels (as clang-cl): its x86 kernels for Windows' ABI must give gcc's bits
     if command -v clang >/dev/null; then
         t0=$SECONDS
-        build "clang --target=x86_64-w64-mingw32 -DFA_HAVE_X86_KERNELS=1" "$work/windows-clang" \
+        build "clang --target=x86_64-w64-mingw32 -DFA_HAVE_X86_KERNELS=1 $(clang_flags clang --target=x86_64-w64-mingw32)" \
+            "$work/windows-clang" \
             x86_64-w64-mingw32-gcc -static
         (cd "$work" && WINEPREFIX="$work/wineprefix" WINEDEBUG=-all "$wine" "$work/windows-clang/selftest.exe" \
             2>>"$work/wine.log" | tr -d '\r' >"$work/windows-clang.out") \
