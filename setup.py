@@ -48,6 +48,7 @@ __attribute__((target("avx512f,avx2,fma,f16c"))) float probe(const double *p, co
 # RuntimeWarnings: clang's default model ignores the flags. maytrap is
 # probed: clang 14 does not support it for AArch64 (the NEON layer's own
 # compares do not need it). One unroll hint it defeats is a warning only.
+# They go after the -O level, which would turn SLP vectorization back on.
 # tools/core_selftest.c checks that no kernel raises 'invalid' on a quiet NaN.
 CLANG_PROBE = "#ifndef __clang__\n#error not clang\n#endif\nint probe(float a, float b) { return a < b; }\n"
 CLANG_ARGS = ["-fno-slp-vectorize", "-Wno-pass-failed"]

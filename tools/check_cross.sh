@@ -163,13 +163,14 @@ EOF
 . tools/clang_flags.sh
 flags=(-O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-psabi
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -Werror -Isrc_c "-I$work")
-build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by side
+build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by side; ARGS after
+    # the flags (clang: an -O level after -fno-slp-vectorize turns it back on)
     local cc out=$2 linker=$3 src pids=()
     read -r -a cc <<<"$1"
     shift 3
     mkdir -p "$out"
     for src in src_c/*.c tools/core_selftest.c; do
-        "${cc[@]}" "${flags[@]}" -c "$src" -o "$out/$(basename "$src" .c).o" &
+        "${cc[0]}" "${flags[@]}" "${cc[@]:1}" -c "$src" -o "$out/$(basename "$src" .c).o" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid"; done
