@@ -278,8 +278,16 @@ static inline vf vf_pass_between(vf g, vf x, vf lo, vf hi) {
     __m128i hi_key = _mm_or_si128(_mm_castps_si128(_mm_cmpeq_ps(hi, zero)), fa_sse2_order_key_(hi));     /* ±0: key(-0) */
     __m128i no_range = _mm_castps_si128(_mm_cmpunord_ps(lo, hi));
     lo_key = _mm_or_si128(_mm_andnot_si128(no_range, lo_key), _mm_srli_epi32(no_range, 1)); /* a NaN bound: INT32_MAX */
-    __m128i key = fa_sse2_order_key_(x);
-    vf inside = _mm_castsi128_ps(_mm_and_si128(_mm_cmpgt_epi32(key, lo_key), _mm_cmpgt_epi32(hi_key, key)));
+    __m128i bits = _mm_castps_si128(x), inside_bits;
+    if (_mm_cvtsi128_si32(lo_key) >= 0) /* ReLU6: a negative x's bits are below lo's as they are */
+        inside_bits = _mm_and_si128(_mm_cmpgt_epi32(bits, lo_key), _mm_cmpgt_epi32(hi_key, bits));
+    else if (_mm_cvtsi128_si32(_mm_add_epi32(lo_key, hi_key)) == -1) /* lo = -hi: |x| < hi, NaN above */
+        inside_bits = _mm_cmpgt_epi32(hi_key, _mm_and_si128(bits, _mm_set1_epi32(0x7fffffff)));
+    else {
+        __m128i key = fa_sse2_order_key_(x);
+        inside_bits = _mm_and_si128(_mm_cmpgt_epi32(key, lo_key), _mm_cmpgt_epi32(hi_key, key));
+    }
+    vf inside = _mm_castsi128_ps(inside_bits);
     vf nan = _mm_cmpunord_ps(x, x);
     return _mm_or_ps(_mm_and_ps(inside, g), _mm_and_ps(nan, _mm_add_ps(x, zero)));
 }
