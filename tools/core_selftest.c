@@ -256,10 +256,45 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
 }
+/* every kernel of the set (each op, direction, tier and dtype) on n elements
+ * of the rows in64/in32 (a backward takes g, row 1, first, then the forward's
+ * inputs, row 0 first), into the rows out64/out32; after each, visit() */
+typedef struct {
+    int op, direction, tier, kdtype, nout;
+    void *out[FA_MAX_OUTPUTS];
+} kernel_run;
+static void run_every_kernel(ptrdiff_t n, const double *in64, const float *in32, double *out64, float *out32,
+                             ptrdiff_t row, void (*visit)(const kernel_run *run, void *ctx), void *ctx) {
+    for (int op = 0; op < FA_N_OPS; op++)
+        for (int direction = 0; direction < FA_N_DIRECTIONS; direction++)
+            for (int tier = 0; tier < FA_N_TIERS; tier++)
+                for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
+                    fa_kernel kernel = kernels->kernel[op][direction][kdtype][tier];
+                    if (!kernel) continue;
+                    int nin = fa_op_arity[op][direction][0];
+                    kernel_run run = {op, direction, tier, kdtype, fa_op_arity[op][direction][1], {NULL}};
+                    const void *in[FA_MAX_INPUTS];
+                    for (int k = 0; k < nin; k++) {
+                        int which = direction == FA_BWD ? (k == 0 ? 1 : k == 1 ? 0 : k) : k;
+                        in[k] = kdtype == FA_KF64 ? (const void *)(in64 + which * row) : (const void *)(in32 + which * row);
+                    }
+                    for (int o = 0; o < run.nout; o++)
+                        run.out[o] = kdtype == FA_KF64 ? (void *)(out64 + o * row) : (void *)(out32 + o * row);
+                    kernel(in, run.out, n, default_params[op]);
+                    visit(&run, ctx);
+                }
+}
+
 /* every kernel of the set: ops of any arity (their inputs the sweep and two
  * other sequences), each direction, dtype and tier */
+enum { SWEEP = 40001 + 8 };
+static void hash_outputs(const kernel_run *run, void *ctx) {
+    uint64_t *h = ctx;
+    for (int o = 0; o < run->nout; o++)
+        *h = fnv(*h, run->out[o], SWEEP * (run->kdtype == FA_KF64 ? sizeof(double) : sizeof(float)));
+}
 static uint64_t sweep_hash(void) {
-    enum { M = 40001 + 8 };
+    enum { M = SWEEP };
     static double in64[FA_MAX_INPUTS][M], out64[FA_MAX_OUTPUTS][M];
     static float in32[FA_MAX_INPUTS][M], out32[FA_MAX_OUTPUTS][M];
     const double specials[8] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1060, 1e300};
@@ -269,25 +304,7 @@ static uint64_t sweep_hash(void) {
         for (int k = 0; k < FA_MAX_INPUTS; k++) in64[k][i] = others[k], in32[k][i] = (float)others[k];
     }
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int op = 0; op < FA_N_OPS; op++)
-        for (int direction = 0; direction < FA_N_DIRECTIONS; direction++)
-            for (int tier = 0; tier < FA_N_TIERS; tier++)
-                for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
-                    fa_kernel kernel = kernels->kernel[op][direction][kdtype][tier];
-                    if (!kernel) continue;
-                    int nin = fa_op_arity[op][direction][0], nout = fa_op_arity[op][direction][1];
-                    /* backward: g first, then the forward's inputs (the sweep first among them) */
-                    const void *in[FA_MAX_INPUTS];
-                    void *out[FA_MAX_OUTPUTS];
-                    for (int k = 0; k < nin; k++) {
-                        int which = direction == FA_BWD ? (k == 0 ? 1 : k == 1 ? 0 : k) : k;
-                        in[k] = kdtype == FA_KF64 ? (const void *)in64[which] : (const void *)in32[which];
-                    }
-                    for (int o = 0; o < nout; o++) out[o] = kdtype == FA_KF64 ? (void *)out64[o] : (void *)out32[o];
-                    kernel(in, out, M, default_params[op]);
-                    for (int o = 0; o < nout; o++)
-                        h = fnv(h, out[o], kdtype == FA_KF64 ? sizeof out64[o] : sizeof out32[o]);
-                }
+    run_every_kernel(M, in64[0], in32[0], out64[0], out32[0], M, hash_outputs, &h);
     /* softmax's and log_softmax's passes over a stretch of a row */
     for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
         const fa_row_kernels *row = &kernels->rows[kdtype];
@@ -324,6 +341,17 @@ static uint64_t sweep_hash(void) {
  * kernel of the set, its inputs quiet NaNs among ordinary values (AArch64's
  * ordered compares, like SSE2's, raise the flag unless NaN lanes are
  * zeroed first). */
+struct flag_count {
+    const char *set;
+    int flagged;
+};
+static void count_invalid(const kernel_run *run, void *ctx) {
+    struct flag_count *counted = ctx;
+    if (fetestexcept(FE_INVALID) && counted->flagged++ < 5)
+        printf("FAIL %s: %s %s (%s, tier %d) raised invalid on quiet NaNs\n", counted->set, op_names[run->op],
+               run->direction == FA_FWD ? "fwd" : "bwd", run->kdtype == FA_KF64 ? "float64" : "float32", run->tier);
+    feclearexcept(FE_ALL_EXCEPT);
+}
 static void check_quiet_nan(const char *name) {
     enum { M = 37 };
     static double in64[FA_MAX_INPUTS][M], out64[FA_MAX_OUTPUTS][M];
@@ -334,30 +362,11 @@ static void check_quiet_nan(const char *name) {
             double v = values[(i + 3 * k) % 7];
             in64[k][i] = v, in32[k][i] = (float)v;
         }
-    int flagged = 0;
-    for (int op = 0; op < FA_N_OPS; op++)
-        for (int direction = 0; direction < FA_N_DIRECTIONS; direction++)
-            for (int tier = 0; tier < FA_N_TIERS; tier++)
-                for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
-                    fa_kernel kernel = kernels->kernel[op][direction][kdtype][tier];
-                    if (!kernel) continue;
-                    const void *in[FA_MAX_INPUTS];
-                    void *out[FA_MAX_OUTPUTS];
-                    for (int k = 0; k < fa_op_arity[op][direction][0]; k++)
-                        in[k] = kdtype == FA_KF64 ? (const void *)in64[k] : (const void *)in32[k];
-                    for (int o = 0; o < fa_op_arity[op][direction][1]; o++)
-                        out[o] = kdtype == FA_KF64 ? (void *)out64[o] : (void *)out32[o];
-                    feclearexcept(FE_ALL_EXCEPT);
-                    kernel(in, out, M, default_params[op]);
-                    if (fetestexcept(FE_INVALID)) {
-                        if (flagged++ < 5)
-                            printf("FAIL %s: %s %s (%s, tier %d) raised invalid on quiet NaNs\n", name, op_names[op],
-                                   direction == FA_FWD ? "fwd" : "bwd", kdtype == FA_KF64 ? "float64" : "float32", tier);
-                    }
-                }
+    struct flag_count counted = {name, 0};
     feclearexcept(FE_ALL_EXCEPT);
-    failures += flagged;
-    printf("%s: quiet NaNs raise no flag in any kernel: %s\n", name, flagged ? "FAILED" : "ok");
+    run_every_kernel(M, in64[0], in32[0], out64[0], out32[0], M, count_invalid, &counted);
+    failures += counted.flagged;
+    printf("%s: quiet NaNs raise no flag in any kernel: %s\n", name, counted.flagged ? "FAILED" : "ok");
 }
 
 /* the sets this build has, lowest first */
