@@ -199,8 +199,9 @@ echo "   ran in $((SECONDS - t0)) s"
 # clang compiles macOS arm64 builds: its NEON kernels, cross-compiled (and
 # linked by the gcc cross toolchain), must give gcc's bits
 if command -v clang >/dev/null; then
-    echo "== the same with clang for aarch64 ($(clang --version | head -n 1))"
-    build "clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include $(clang_flags clang --target=aarch64-linux-gnu)" "$work/clang" \
+    aarch64_clang_flags=$(clang_flags clang --target=aarch64-linux-gnu)
+    echo "== the same with clang for aarch64 ($(clang --version | head -n 1); $aarch64_clang_flags)"
+    build "clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include $aarch64_clang_flags" "$work/clang" \
         aarch64-linux-gnu-gcc -static
     qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/clang/selftest" >"$work/clang.out" \
         || { cat "$work/clang.out"; echo "FAIL: the clang build's self-test" >&2; exit 1; }

@@ -3,8 +3,11 @@
 # that compiler and target take it without a warning), read from setup.py so
 # that the checks build what pip builds; nothing for another compiler.
 clang_flags() {
-    "$@" -dM -E -x c /dev/null 2>/dev/null | grep -q __clang__ || return 0
-    local args fp
+    # not `| grep -q`: under pipefail, grep's early exit can kill the
+    # compiler with SIGPIPE and the pipeline would say "not clang"
+    local defines args fp
+    defines=$("$@" -dM -E -x c /dev/null 2>/dev/null) || return 0
+    [[ $defines == *__clang__* ]] || return 0
     read -r args fp < <(python3 -c 'import ast
 tree = ast.parse(open("setup.py").read())
 value = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
