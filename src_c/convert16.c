@@ -140,8 +140,8 @@ static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uin
 }
 
 static const fa_convert16_set portable = {
-    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL, NULL},
-    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL, NULL},
+    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL, NULL, NULL},
+    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL, NULL, NULL},
     relu_fwd_portable,
     relu_bwd_portable,
 };
@@ -397,9 +397,144 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx2_body(const uint16_t 
 FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx2, FA_AVX2_)
 FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx2, FA_AVX2_)
 
+/* hardswish in one pass, forward x (x + 3)/6 and backward g (2x + 3)/6:
+ * a s/6 with s = b x + 3 (b: 1 or 2, a: x or g) by three float32 roundings
+ * instead of the float32 kernel's exact division: s rounds only where it is
+ * above 1.5, so the result y is within 4 float32 ULPs, 2^-21 of itself, of
+ * the value (16-bit inputs put no step but the last below 2^-126, where its
+ * error is half an ULP). Rounded to the 16-bit type, y(1 - 2^-20) and
+ * y(1 + 2^-20) bracket the value: where they round alike, so does the
+ * value (rounding is monotonic), and that is the result. Elsewhere a 16-bit
+ * tie is near: those lanes are marked and settled after the loop
+ * (hardswish_settle), which leaves the float64 recomputation only the few it
+ * cannot. bfloat16 brackets its ties by the float32 bits instead (within
+ * `window` ULPs), and rounds half up, the marked ties aside. Outside
+ * (-3, 3) the float32 kernel's selects, bit for bit. */
+FA_AVX2_ static inline __m256 hardswish_inside_avx2(__m256 a, __m256 x, int backward) {
+    __m256 s = _mm256_fmadd_ps(x, _mm256_set1_ps(backward ? 2.0f : 1.0f), _mm256_set1_ps(3.0f));
+    return _mm256_mul_ps(a, _mm256_mul_ps(s, _mm256_set1_ps((float)(1.0 / 6))));
+}
+/* the kernels' sides: forward -0 from -3 down and x from 3 up; backward +0
+ * and g; a NaN x itself (quiet: the forward's inside value is x's NaN);
+ * backward's exact zeros +0; a selected signaling NaN g quieted (times 1) */
+FA_AVX2_ static inline __m256 hardswish_select_avx2(__m256 a, __m256 x, __m256 inside, int backward) {
+    __m256 below_three = _mm256_cmp_ps(x, _mm256_set1_ps(3.0f), _CMP_NGE_UQ);     /* x < 3 or NaN */
+    __m256 above_minus = _mm256_cmp_ps(x, _mm256_set1_ps(-3.0f), _CMP_NLE_UQ);    /* x > -3 or NaN */
+    if (!backward)
+        return _mm256_blendv_ps(_mm256_set1_ps(-0.0f), _mm256_blendv_ps(x, inside, below_three), above_minus);
+    inside = _mm256_add_ps(inside, _mm256_setzero_ps()); /* -0 + 0 = +0 */
+    __m256 y = _mm256_and_ps(_mm256_blendv_ps(_mm256_mul_ps(a, _mm256_set1_ps(1.0f)), inside, below_three), above_minus);
+    return _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_setzero_ps()), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+/* float16: y rounded, lanes whose bracket rounds apart returned */
+FA_AVX2_ static inline int hardswish_round_f16_avx2(__m256 y, uint16_t *to) {
+    __m128i lo = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 - 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+    __m128i hi = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 + 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128((__m128i *)to, lo);
+    __m128i apart = _mm_xor_si128(_mm_cmpeq_epi16(lo, hi), _mm_set1_epi32(-1));
+    return _mm_movemask_epi8(_mm_packs_epi16(apart, _mm_setzero_si128()));
+}
+/* bfloat16: y rounded half up, lanes within `window` ULPs of a tie returned
+ * (NaNs here have their low 16 bits zero: widened, or the default NaN) */
+FA_AVX2_ static inline int hardswish_round_bf16_avx2(__m256 y, uint16_t *to, uint32_t window) {
+    __m256i bits = _mm256_castps_si256(y);
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x8000)), 16);
+    __m256i packed = _mm256_packus_epi32(rounded, _mm256_setzero_si256());
+    _mm_storeu_si128((__m128i *)to, _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+    const __m256i width = _mm256_set1_epi32((int)(2 * window));
+    __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0xffff)), _mm256_set1_epi32((int)(0x8000 - window)));
+    return _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width)));
+}
+/* A marked element's 16-bit result from its value in float64, where that is
+ * exact: a s is for |x| >= 2^-37 (at most 11 + 26 bits for float16, 8 + 46
+ * for bfloat16), and a s/6 rounded to float64 is then either exact or too
+ * far from any 16-bit tie for its rounding to matter (a s/3 is a binary
+ * fraction or has a period of 2 bits). Returns 0 where it is not (tiny
+ * bfloat16 x, outside (-3, 3), a NaN or infinite operand): fix_ties' float64
+ * kernel and its tie rules then decide. float16 through F16C. */
+FA_AVX2_ static inline float hardswish_widen_one(uint16_t h, int bf16) {
+    return bf16 ? fa_bf16_to_float(h) : _cvtsh_ss(h);
+}
+FA_AVX2_ static int hardswish_settle_one(uint16_t g16, uint16_t x16, int bf16, int backward, uint16_t *out) {
+    double x = hardswish_widen_one(x16, bf16);
+    double a = backward ? hardswish_widen_one(g16, bf16) : x;
+    if (!(x > -3 && x < 3 && fabs(x) >= 0x1p-37 && fabs(a) <= 0x1p128)) return 0;
+    double value = a * (x * (backward ? 2 : 1) + 3) / 6;
+    if (value == 0) return 0;
+    float f = (float)value;
+    if (bf16) *out = fa_float_to_bf16(fa_is_bf16_tie(f) ? fa_toward_(value, f) : f);
+    else *out = (uint16_t)_cvtss_sh(fa_is_half_tie(f) ? fa_toward_(value, f) : f, _MM_FROUND_TO_NEAREST_INT);
+    return 1;
+}
+FA_AVX2_ static void hardswish_settle(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
+                                      uint64_t *ties, int bf16, int backward) {
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
+        for (uint64_t left = ties[word]; left; left &= left - 1) {
+            int bit = __builtin_ctzll(left);
+            ptrdiff_t i = word * 64 + bit;
+            if (hardswish_settle_one(backward ? g[i] : 0, x[i], bf16, backward, &dst[i]))
+                ties[word] &= ~((uint64_t)1 << bit);
+        }
+}
+/* one vector: 8 results into to[], the lanes near a tie returned (no
+ * branch: one vector in 6 to 20 has one, many of them exact ties, and
+ * sorting those out in the loop cost more in mispredictions than settling) */
+FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_vector_avx2(const uint16_t *g, const uint16_t *x, uint16_t *to,
+                                                            uint32_t window, int bf16, int backward) {
+    /* bfloat16's signaling NaNs are quieted by the arithmetic or the selects */
+    __m256 xw = bf16 ? bf16_lanes_avx2(x) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));
+    __m256 a = !backward ? xw : bf16 ? bf16_lanes_avx2(g) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+    __m256 y = hardswish_select_avx2(a, xw, hardswish_inside_avx2(a, xw, backward), backward);
+    return bf16 ? hardswish_round_bf16_avx2(y, to, window) : hardswish_round_f16_avx2(y, to);
+}
+FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_body_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
+                                                          uint64_t *ties, uint32_t window, int bf16, int backward) {
+    ptrdiff_t i = 0;
+    int any = 0;
+    /* marked without a branch (about one vector in 10 has a lane to mark),
+     * a word of the bitmap at a time in a register (no memset: glibc's
+     * costs 50 ns here) */
+    for (; i + 64 <= n; i += 64) {
+        uint64_t word = 0;
+        for (int k = 0; k < 64; k += 8)
+            word |= (uint64_t)hardswish_vector_avx2(g + i + k, x + i + k, dst + i + k, window, bf16, backward) << k;
+        ties[i / 64] = word;
+        any |= word != 0;
+    }
+    if (i < n) ties[i / 64] = 0;
+    for (; i + 8 <= n; i += 8) {
+        int lanes = hardswish_vector_avx2(g + i, x + i, dst + i, window, bf16, backward);
+        FA_MARK_TIES_(ties, i, lanes);
+        any |= lanes;
+    }
+    if (i < n) { /* the last few through a zeroed vector: 0 gives 0, no tie */
+        uint16_t g_rest[8] = {0}, x_rest[8] = {0}, result[8];
+        memcpy(x_rest, x + i, (size_t)(n - i) * 2);
+        if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);
+        int lanes = hardswish_vector_avx2(g_rest, x_rest, result, window, bf16, backward) & ((1 << (n - i)) - 1);
+        memcpy(dst + i, result, (size_t)(n - i) * 2);
+        FA_MARK_TIES_(ties, i, lanes);
+        any |= lanes;
+    }
+    if (!any) return 0;
+    hardswish_settle(g, x, dst, n, ties, bf16, backward);
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
+        if (ties[word]) return 1;
+    return 0;
+}
+/* g NULL: the forward */
+FA_AVX2_ static int hardswish_f16_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                                       uint32_t window) {
+    return g ? hardswish_body_avx2(g, x, dst, n, ties, window, 0, 1) : hardswish_body_avx2(g, x, dst, n, ties, window, 0, 0);
+}
+FA_AVX2_ static int hardswish_bf16_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                                        uint32_t window) {
+    return g ? hardswish_body_avx2(g, x, dst, n, ties, window, 1, 1) : hardswish_body_avx2(g, x, dst, n, ties, window, 1, 0);
+}
+
 static const fa_convert16_set avx2 = {
-    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2, from_output_f16_avx2},
-    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2, from_output_bf16_avx2},
+    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2, from_output_f16_avx2, hardswish_f16_avx2},
+    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2, from_output_bf16_avx2, hardswish_bf16_avx2},
     relu_fwd_avx2,
     relu_bwd_lanes_avx2,
 };
@@ -624,8 +759,10 @@ FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx512, FA_AVX512_)
 FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx512, FA_AVX512_)
 
 static const fa_convert16_set avx512 = {
-    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512, from_output_f16_avx512},
-    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512, from_output_bf16_avx512},
+    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512, from_output_f16_avx512,
+     hardswish_f16_avx2},
+    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512, from_output_bf16_avx512,
+     hardswish_bf16_avx2},
     relu_fwd_avx512,
     relu_bwd_lanes_avx2,
 };

@@ -27,6 +27,12 @@ typedef struct {
      * widen, that computation and narrow. NULL where the ISA has no such loop */
     int (*from_output_narrow)(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
                               uint32_t window, int tanh_form);
+    /* hardswish in one pass, forward (g NULL) or backward: rounded as
+     * narrow rounds the float32 kernel's results, elements within `window`
+     * float32 ULPs of a tie marked unless their value is exact; NULL where
+     * the ISA has no such loop */
+    int (*hardswish_narrow)(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
+                            uint32_t window);
 } fa_convert16;
 
 /* ReLU and its backward on 16-bit values (float16 and bfloat16 share the

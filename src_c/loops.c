@@ -160,6 +160,7 @@ typedef struct {
     const float *derivatives; /* that f'(x) for all 65536 x (table16.h); or NULL */
     int isa;              /* the kernel set, read once per call: its conversions, one-pass code and tables */
     int from_output;      /* a derivative from the forward's output: 1 sigmoid's, 2 tanh's (no table: computed in one pass) */
+    int hardswish_one_pass; /* hardswish, either direction: its one-pass loop on contiguous data (convert16.h) */
 } fa_job;
 
 /* The bias ops compute act(x + bias) of the sum rounded to the data's type,
@@ -431,16 +432,16 @@ static void recompute_ties(const fa_job *job, fa_ties *ties, uint16_t *const *ou
     ties->count = 0;
 }
 
-/* g and x widened where ties are marked: all that fix_ties reads of them
+/* the inputs widened where ties are marked: all that fix_ties reads of them
  * (the one-pass loops mark a few per block, widening all would cost more) */
-static void widen_tied(const fa_half_type *half, const uint16_t *g16, const uint16_t *x16, float *const *in,
+static void widen_tied(const fa_half_type *half, const uint16_t *const *in16, int nin, float *const *in,
                        ptrdiff_t n, const uint64_t *ties) {
     for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
         for (int bit = 0; bit < 64 && ties[word] >> bit; bit++) {
             if (!(ties[word] >> bit & 1)) continue;
             ptrdiff_t i = word * 64 + bit;
-            in[0][i] = half->bf16 ? fa_bf16_to_float(g16[i]) : fa_half_to_float(g16[i]);
-            in[1][i] = half->bf16 ? fa_bf16_to_float(x16[i]) : fa_half_to_float(x16[i]);
+            for (int k = 0; k < nin; k++)
+                in[k][i] = half->bf16 ? fa_bf16_to_float(in16[k][i]) : fa_half_to_float(in16[k][i]);
         }
 }
 /* ties[o]: output o's tie bitmap from narrow */
@@ -570,28 +571,37 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
         extent(job->args[2] + begin * job->steps[2], job->steps[2], end - begin, 2, &out_lo, &out_hi);
         x_for_ties_only = x_hi <= out_lo || out_hi <= x_lo;
     }
-    /* g·f'(x) in one pass (f' looked up, or computed from y) where the
-     * kernel set has the loop and g, x and the result are contiguous: into a
-     * buffer first if the result overwrites g or x, which the ties need */
-    int one_pass = job->derivative && unit_steps(job) &&
-                   (job->derivatives ? convert->scale_narrow != NULL : job->from_output && convert->from_output_narrow);
+    /* g·f'(x) in one pass (f' looked up, or computed from y), or hardswish,
+     * where the kernel set has the loop and the operands are contiguous:
+     * into a buffer first if the result overwrites an input, which the ties need */
+    int one_pass = unit_steps(job) &&
+                   (job->hardswish_one_pass ||
+                    (job->derivative && (job->derivatives ? convert->scale_narrow != NULL
+                                                          : job->from_output && convert->from_output_narrow)));
     int one_pass_buffered = 0;
     if (one_pass) {
-        const char *lo[3], *hi[3];
-        for (int a = 0; a < 3; a++) extent(job->args[a] + begin * 2, 2, end - begin, 2, &lo[a], &hi[a]);
-        for (int a = 0; a < 2; a++) one_pass_buffered |= !(hi[a] <= lo[2] || hi[2] <= lo[a]);
+        const char *lo[FA_MAX_ARGS], *hi[FA_MAX_ARGS];
+        for (int a = 0; a <= job->nin; a++) extent(job->args[a] + begin * 2, 2, end - begin, 2, &lo[a], &hi[a]);
+        for (int a = 0; a < job->nin; a++) one_pass_buffered |= !(hi[a] <= lo[job->nin] || hi[job->nin] <= lo[a]);
     }
     for (ptrdiff_t start = begin, n; start < end; start += n) {
         n = end - start < block ? end - start : block;
         if (one_pass) {
-            const uint16_t *g16 = (const uint16_t *)job->args[0] + start, *x16 = (const uint16_t *)job->args[1] + start;
-            uint16_t *result = (uint16_t *)job->args[2] + start;
+            const uint16_t *in16[FA_MAX_INPUTS];
+            for (int k = 0; k < job->nin; k++) in16[k] = (const uint16_t *)job->args[k] + start;
+            uint16_t *result = (uint16_t *)job->args[job->nin] + start;
             uint16_t *dst = one_pass_buffered ? (heap ? heap->narrow[0] : small16[0]) : result;
             uint64_t ties[FA_BLOCK / 64];
-            int any_tie = job->derivatives ? convert->scale_narrow(job->derivatives, x16, g16, dst, n, ties, job->window)
-                                           : convert->from_output_narrow(g16, x16, dst, n, ties, job->window, job->from_output == 2);
+            int any_tie;
+            if (job->hardswish_one_pass)
+                any_tie = convert->hardswish_narrow(job->nin == 2 ? in16[0] : NULL, in16[job->nin - 1], dst, n, ties,
+                                                    FA_NEAR_TIE_WINDOW);
+            else if (job->derivatives)
+                any_tie = convert->scale_narrow(job->derivatives, in16[1], in16[0], dst, n, ties, job->window);
+            else
+                any_tie = convert->from_output_narrow(in16[0], in16[1], dst, n, ties, job->window, job->from_output == 2);
             if (any_tie) {
-                widen_tied(half, g16, x16, in, n, ties);
+                widen_tied(half, in16, job->nin, in, n, ties);
                 fix_ties(job, in, &dst, n, &ties);
             }
             if (dst != result) memcpy(result, dst, (size_t)n * sizeof *dst);
@@ -797,7 +807,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
                   spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
                   dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
                   kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current(), 0};
+                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current(), 0, 0};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
@@ -828,6 +838,8 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         job.from_output = spec->op == FA_SIGMOID_BACKWARD_FROM_OUTPUT ? 1 : spec->op == FA_TANH_BACKWARD_FROM_OUTPUT ? 2 : 0;
         job.derivative = (spec->direction == FA_BWD || job.from_output) && spec->nin == 2 && spec->nout == 1 &&
                          spec->op != FA_RELU && !rounds_params[spec->op] && !is_bias_op[spec->op];
+        job.hardswish_one_pass = spec->op == FA_HARDSWISH &&
+                                 (dtype->half->bf16 ? job.convert->bf16 : job.convert->f16).hardswish_narrow != NULL;
     }
     char *const *param = args + spec->nin;
     const ptrdiff_t *param_step = steps + spec->nin;

@@ -463,6 +463,38 @@ def test_one_pass_piecewise_tails_and_parameters(name, params, half):
                         assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), (isa_name, n, offset)
 
 
+def test_one_pass_hardswish_tails_and_overlaps(half):
+    """hardswish takes one pass over contiguous 16-bit data in either
+    direction (convert16.c), its results near a 16-bit tie settled after each
+    block: every length to past two bitmap words, at three offsets, in place
+    over x or g, with the edge values and inputs whose value is a tie (x =
+    0.75 makes 3g/4) among them, gives the bits of the block path that
+    strided data takes. Tables off, so that the forward computes."""
+    rng = np.random.default_rng(4)
+    dtype = HALF_TYPES[half][0]
+    pool = rng.normal(0, 3, 300).astype(np.float32).astype(dtype)
+    pool[:12] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0, -3.0, -1.5, 0.75, -0.75, 1.5, 6e-8]
+    pool[40:80:3] = 0.75
+    grads = rng.normal(0, 2, 300).astype(np.float32).astype(dtype)
+    grads[12:20] = [-0.0, np.nan, np.inf, 6e-8, -6e-8, 65504, -1.0, 3.0]
+    for isa_name in TESTABLE_ISAS:
+        with _isa(isa_name), _tables(False), quiet():
+            for n in list(range(1, 20)) + [63, 64, 65, 127, 128, 129, 200]:
+                for offset in (0, 1, 7):
+                    x, g = pool[offset:offset + n], grads[offset:offset + n]
+                    strided_x = np.empty(2 * n, x.dtype)[::2]
+                    strided_x[...] = x
+                    want = [fa.hardswish(strided_x), fa.hardswish_backward(g, strided_x)]
+                    over_x, over_g, in_place = x.copy(), g.copy(), x.copy()
+                    fa.hardswish(in_place, out=in_place)
+                    fa.hardswish_backward(g, over_x, out=over_x)
+                    fa.hardswish_backward(over_g, x, out=over_g)
+                    for got, expected in [(fa.hardswish(x), want[0]), (in_place, want[0]),
+                                          (fa.hardswish_backward(g, x), want[1]), (over_x, want[1]),
+                                          (over_g, want[1])]:
+                        assert np.array_equal(got.view(np.uint16), expected.view(np.uint16)), (isa_name, n, offset)
+
+
 @contextlib.contextmanager
 def _isa(name):
     previous = fa.set_isa(name)
