@@ -406,8 +406,8 @@ FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx2, FA_AVX2_)
  * y(1 + 2^-20) bracket the value: where they round alike, so does the
  * value (rounding is monotonic), and that is the result. Elsewhere a 16-bit
  * tie is near: those lanes are marked and settled after the loop
- * (hardswish_settle), which leaves the float64 recomputation only the few it
- * cannot. bfloat16 brackets its ties by the float32 bits instead (within
+ * (hardswish_settle_avx2), which leaves the float64 recomputation only the
+ * few it cannot. bfloat16 brackets its ties by the float32 bits instead (within
  * `window` ULPs), and rounds half up, the marked ties aside. Outside
  * (-3, 3) the float32 kernel's selects, bit for bit. */
 FA_AVX2_ static inline __m256 hardswish_inside_avx2(__m256 a, __m256 x, int backward) {
@@ -452,12 +452,12 @@ FA_AVX2_ static inline int hardswish_round_bf16_avx2(__m256 y, uint16_t *to, uin
  * fraction or has a period of 2 bits). Returns 0 where it is not (tiny
  * bfloat16 x, outside (-3, 3), a NaN or infinite operand): fix_ties' float64
  * kernel and its tie rules then decide. float16 through F16C. */
-FA_AVX2_ static inline float hardswish_widen_one(uint16_t h, int bf16) {
+FA_AVX2_ static inline float hardswish_widen_one_avx2(uint16_t h, int bf16) {
     return bf16 ? fa_bf16_to_float(h) : _cvtsh_ss(h);
 }
-FA_AVX2_ static int hardswish_settle_one(uint16_t g16, uint16_t x16, int bf16, int backward, uint16_t *out) {
-    double x = hardswish_widen_one(x16, bf16);
-    double a = backward ? hardswish_widen_one(g16, bf16) : x;
+FA_AVX2_ static int hardswish_settle_one_avx2(uint16_t g16, uint16_t x16, int bf16, int backward, uint16_t *out) {
+    double x = hardswish_widen_one_avx2(x16, bf16);
+    double a = backward ? hardswish_widen_one_avx2(g16, bf16) : x;
     if (!(x > -3 && x < 3 && fabs(x) >= 0x1p-37 && fabs(a) <= 0x1p128)) return 0;
     double value = a * (x * (backward ? 2 : 1) + 3) / 6;
     if (value == 0) return 0;
@@ -466,13 +466,13 @@ FA_AVX2_ static int hardswish_settle_one(uint16_t g16, uint16_t x16, int bf16, i
     else *out = (uint16_t)_cvtss_sh(fa_is_half_tie(f) ? fa_toward_(value, f) : f, _MM_FROUND_TO_NEAREST_INT);
     return 1;
 }
-FA_AVX2_ static void hardswish_settle(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
+FA_AVX2_ static void hardswish_settle_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
                                       uint64_t *ties, int bf16, int backward) {
     for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
         for (uint64_t left = ties[word]; left; left &= left - 1) {
             int bit = __builtin_ctzll(left);
             ptrdiff_t i = word * 64 + bit;
-            if (hardswish_settle_one(backward ? g[i] : 0, x[i], bf16, backward, &dst[i]))
+            if (hardswish_settle_one_avx2(backward ? g[i] : 0, x[i], bf16, backward, &dst[i]))
                 ties[word] &= ~((uint64_t)1 << bit);
         }
 }
@@ -517,7 +517,7 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_body_avx2(const uint16_t *g, con
         any |= lanes;
     }
     if (!any) return 0;
-    hardswish_settle(g, x, dst, n, ties, bf16, backward);
+    hardswish_settle_avx2(g, x, dst, n, ties, bf16, backward);
     for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
         if (ties[word]) return 1;
     return 0;
