@@ -18,7 +18,8 @@
  *    remainder has bits down to 2^-31 of p for bfloat16 (8 + 24 bits), 2^-34
  *    for float16: below 2^-101 it may not fit a normal float32 (nor survive
  *    flush-to-zero), so a bfloat16 product there is computed in float64; a
- *    float16 one that small rounds to zero either way.
+ *    float16 one that small rounds to zero either way. AVX2 brackets the
+ *    plain product instead (store_bracketed_avx2): fewer instructions.
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -219,69 +220,93 @@ FA_AVX2_ static FA_BODY_ void body_hardsigmoid_bwd_avx2(const uint16_t *const *i
 #undef FA_HARDSIGMOID_BWD_AVX2_
 }
 
-/* v s rounded to odd (see the top); *tiny: the lanes a bfloat16 caller must
- * redo in float64 (nonzero products below 2^-126) */
-FA_AVX2_ static inline __m256 product_to_odd_avx2(__m256 v, __m256 s, int *tiny) {
-    __m256 p = _mm256_mul_ps(v, s);
-    __m256 remainder = _mm256_fmsub_ps(v, s, p);
-    /* the remainder's sign against p's: the same, p is below the product in
-     * magnitude (p's bits, made odd); else above (one step down, made odd) */
-    __m256i above = _mm256_srai_epi32(_mm256_castps_si256(_mm256_xor_ps(remainder, p)), 31); /* -1 or 0 */
-    __m256i odd = _mm256_or_si256(_mm256_add_epi32(_mm256_castps_si256(p), above), _mm256_set1_epi32(1));
-    /* exact, or p or the remainder not finite: p as it is */
-    __m256 inexact = _mm256_cmp_ps(remainder, _mm256_setzero_ps(), _CMP_NEQ_OQ);
-    __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), p);
-    inexact = _mm256_and_ps(inexact, _mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
-    *tiny = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p-101f), _CMP_LT_OQ),
-                                             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
-    return _mm256_blendv_ps(p, _mm256_castsi256_ps(odd), inexact);
-}
 /* redo the tiny lanes of one vector in float64, for bfloat16 */
 static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16) {
     for (int k = 0; lanes; k++, lanes >>= 1)
         if (lanes & 1) to[k] = scaled_portable(v[k], s, bf16);
 }
+/* AVX2's leaky_relu rounds the product p = RN(v s) as it is (no round to
+ * odd: fewer instructions on a core with two vector ALUs less): p is within
+ * 2^-24 of v s, so where float16 rounds p(1 - 2^-22) and p(1 + 2^-22)
+ * alike, or p's bits are more than 2 ULPs from a bfloat16 tie, p rounds as
+ * v s does. The other lanes (near a tie: about 1 in 500 for float16, 1 in
+ * 10^4 for bfloat16) and bfloat16's products below 2^-100 (a coarse float32
+ * ULP, or flushed) are redone in float64 (scaled_portable). bfloat16 rounds
+ * half up, its ties being redone. Returns the lanes to redo. */
+FA_AVX2_ static inline int store_bracketed_avx2(uint16_t *to, __m256 y, int bf16) {
+    if (!bf16) {
+        __m128i lo = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 - 0x1p-22f)), _MM_FROUND_TO_NEAREST_INT);
+        __m128i hi = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 + 0x1p-22f)), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128((__m128i *)to, lo);
+        __m128i apart = _mm_xor_si128(_mm_cmpeq_epi16(lo, hi), _mm_set1_epi32(-1));
+        return _mm_movemask_epi8(_mm_packs_epi16(apart, _mm_setzero_si128()));
+    }
+    /* NaNs here have their low 16 bits zero (widened, or quieted by arithmetic) */
+    __m256i bits = _mm256_castps_si256(y);
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x8000)), 16);
+    __m256i packed = _mm256_packus_epi32(rounded, _mm256_setzero_si256());
+    _mm_storeu_si128((__m128i *)to, _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+    __m256i from_tie = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0xffff)), _mm256_set1_epi32(0x8000 - 2));
+    __m256i width = _mm256_set1_epi32(4);
+    return _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width)));
+}
+/* bfloat16's lanes with 0 < |v| < tiny_v, tiny_v = 2^-100/|s| (products below 2^-100) */
+FA_AVX2_ static inline int tiny_lanes_avx2(__m256 v, __m256 tiny_v) {
+    __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, tiny_v, _CMP_LT_OQ),
+                                            _mm256_cmp_ps(magnitude, _mm256_setzero_ps(), _CMP_GT_OQ)));
+}
+static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int bf16);
+/* its float16 path holds for a slope whose products are normal floats */
+static int slope_too_small_for_float16(float s) {
+    return s != 0 && fabsf(s) < 0x1p-60f;
+}
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                      const float *limits) {
-    const __m256 s = _mm256_set1_ps(limits[0]);
+    if (!bf16 && slope_too_small_for_float16(limits[0])) {
+        leaky_relu_portable(in, out, n, bf16, limits);
+        return;
+    }
+    const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps();
+    const __m256 tiny_x = _mm256_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
 #define FA_LEAKY_AVX2_(at, to)                                                                       \
     {                                                                                                \
         __m256 x = load_avx2(at[0], bf16);                                                           \
-        int tiny;                                                                                    \
-        __m256 scaled = product_to_odd_avx2(x, s, &tiny);                                            \
-        __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); \
-        store_avx2(to, _mm256_blendv_ps(scaled, x, keep), bf16);                                     \
-        tiny &= ~_mm256_movemask_ps(keep);                                                           \
-        if (bf16 && tiny) {                                                                          \
-            float lanes[8];                                                                          \
-            _mm256_storeu_ps(lanes, x);                                                              \
-            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
-        }                                                                                            \
+        __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); \
+        __m256 kept = bf16 ? _mm256_add_ps(x, zero) : x; /* a signaling NaN quieted */              \
+        int redo = store_bracketed_avx2(to, _mm256_blendv_ps(_mm256_mul_ps(x, s), kept, keep), bf16); \
+        if (bf16) redo |= tiny_lanes_avx2(x, tiny_x) & ~_mm256_movemask_ps(keep);                   \
+        if (redo) redo_lanes(to, x, limits[0], redo, bf16);                                         \
     }
     FA_PIECEWISE16_LOOP_(8, 1, FA_LEAKY_AVX2_)
 #undef FA_LEAKY_AVX2_
 }
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
-    const __m256 s = _mm256_set1_ps(limits[0]);
+    if (!bf16 && slope_too_small_for_float16(limits[0])) {
+        leaky_relu_bwd_portable(in, out, n, bf16, limits);
+        return;
+    }
+    const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 tiny_g = _mm256_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
 #define FA_LEAKY_BWD_AVX2_(at, to)                                                                   \
     {                                                                                                \
         __m256 g = load_avx2(at[0], bf16), x = load_avx2(at[1], bf16);                               \
-        int tiny;                                                                                    \
-        __m256 scaled = product_to_odd_avx2(g, s, &tiny);                                            \
-        __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);                         \
+        __m256 positive = _mm256_cmp_ps(x, zero, _CMP_GT_OQ);                                        \
         __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                                              \
-        __m256 y = _mm256_blendv_ps(_mm256_blendv_ps(scaled, g, positive), _mm256_add_ps(x, _mm256_setzero_ps()), nan); \
-        store_avx2(to, y, bf16);                                                                     \
-        tiny &= ~_mm256_movemask_ps(_mm256_or_ps(positive, nan));                                    \
-        if (bf16 && tiny) {                                                                          \
-            float lanes[8];                                                                          \
-            _mm256_storeu_ps(lanes, g);                                                              \
-            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
-        }                                                                                            \
+        __m256 kept = bf16 ? _mm256_mul_ps(g, one) : g; /* a signaling NaN quieted, -0 kept */       \
+        __m256 y = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_mul_ps(g, s), kept, positive), _mm256_add_ps(x, zero), nan); \
+        int redo = store_bracketed_avx2(to, y, bf16);                                               \
+        if (bf16) redo |= tiny_lanes_avx2(g, tiny_g) & ~_mm256_movemask_ps(_mm256_or_ps(positive, nan)); \
+        if (redo) redo_lanes(to, g, limits[0], redo, bf16);                                         \
     }
     FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
 #undef FA_LEAKY_BWD_AVX2_
+}
+FA_AVX2_ static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int bf16) {
+    float lanes_v[8];
+    _mm256_storeu_ps(lanes_v, v);
+    redo_tiny(to, lanes_v, s, lanes, bf16);
 }
 
 FA_BF16_CONSTANT_(clamp_avx2, FA_AVX2_)
