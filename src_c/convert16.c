@@ -380,6 +380,26 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx2_body(const uint16_t 
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 gw = bf16_lanes_avx2(g + i), yw = bf16_lanes_avx2(y + i), d;
+        if (window == 0) {
+            /* every call but a forward's: p's low 16 bits at 0x8000 are a tie
+             * (a NaN's are 0, g's quieted by the product with 1), so p rounds
+             * half up, and to even where a tie makes the branch below */
+            gw = _mm256_mul_ps(gw, _mm256_set1_ps(1.0f));
+            __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
+            __m256i bits = _mm256_castps_si256(p);
+            __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x8000)), 16);
+            __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(rounded, _mm256_setzero_si256()), 0x08);
+            _mm_storeu_si128((__m128i *)(dst + i), _mm256_castsi256_si128(packed));
+            __m256i tied = _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0xffff)), _mm256_set1_epi32(0x8000));
+            if (!_mm256_testz_si256(tied, tied)) {
+                _mm_storeu_si128((__m128i *)(dst + i), bf16_round_ymm(bits));
+                __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
+                tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
+                int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tied));
+                if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+            }
+            continue;
+        }
         __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
         _mm_storeu_si128((__m128i *)(dst + i), bf16_round_ymm(_mm256_castps_si256(p)));
         __m256i tied = bf16_tie_lanes_avx2(_mm256_castps_si256(p), window);
