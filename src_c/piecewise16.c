@@ -257,7 +257,11 @@ FA_AVX2_ static inline int tiny_lanes_avx2(__m256 v, __m256 tiny_v) {
     return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(magnitude, tiny_v, _CMP_LT_OQ),
                                             _mm256_cmp_ps(magnitude, _mm256_setzero_ps(), _CMP_GT_OQ)));
 }
-static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int bf16);
+FA_AVX2_ static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int bf16) {
+    float lanes_v[8];
+    _mm256_storeu_ps(lanes_v, v);
+    redo_tiny(to, lanes_v, s, lanes, bf16);
+}
 /* its float16 path holds for a slope whose products are normal floats */
 static int slope_too_small_for_float16(float s) {
     return s != 0 && fabsf(s) < 0x1p-60f;
@@ -304,12 +308,6 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in
     FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
 #undef FA_LEAKY_BWD_AVX2_
 }
-FA_AVX2_ static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int bf16) {
-    float lanes_v[8];
-    _mm256_storeu_ps(lanes_v, v);
-    redo_tiny(to, lanes_v, s, lanes, bf16);
-}
-
 FA_BF16_CONSTANT_(clamp_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(pass_between16_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(hardsigmoid_avx2, FA_AVX2_)
