@@ -220,7 +220,8 @@ FA_AVX2_ static FA_BODY_ void body_hardsigmoid_bwd_avx2(const uint16_t *const *i
 #undef FA_HARDSIGMOID_BWD_AVX2_
 }
 
-/* redo the tiny lanes of one vector in float64, for bfloat16 */
+/* redo the given lanes of one vector in float64: bfloat16's tiny products,
+ * and AVX2's lanes near a tie */
 static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16) {
     for (int k = 0; lanes; k++, lanes >>= 1)
         if (lanes & 1) to[k] = scaled_portable(v[k], s, bf16);
@@ -308,6 +309,7 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in
     FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
 #undef FA_LEAKY_BWD_AVX2_
 }
+
 FA_BF16_CONSTANT_(clamp_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(pass_between16_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(hardsigmoid_avx2, FA_AVX2_)
