@@ -176,7 +176,79 @@ FA_AVX2_ static inline __m256 pass_between_avx2(__m256 g, __m256 x, __m256 lo, _
     return _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_setzero_ps()), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
+/* relu6 and hardtanh on the 16-bit values themselves, 16 lanes at a time:
+ * their results are x, g, 0 or a limit, so only the comparisons need
+ * values, and the integer key sign(h)·(h & 0x7fff) orders 16-bit floats as
+ * their values (±0 equal). A float32 limit L that is no 16-bit value falls
+ * between two that are, so x < L is key(x) < key(L rounded up), x > L is
+ * key(x) > key(L rounded down). */
+typedef struct {
+    int16_t lo_up, lo_down, hi_up, hi_down; /* the limits' keys, rounded either way */
+    uint16_t lo, hi;                        /* the limits rounded to nearest */
+} limits16;
+static int16_t order_key(uint16_t h) {
+    int16_t magnitude = (int16_t)(h & 0x7fff);
+    return h & 0x8000 ? (int16_t)-magnitude : magnitude;
+}
+/* 0 for a NaN limit, which the float32 loops handle */
+static int limits16_for(const float *limits, int bf16, limits16 *keys) {
+    if (limits[0] != limits[0] || limits[1] != limits[1]) return 0;
+    int16_t up[2], down[2];
+    uint16_t nearest[2];
+    for (int k = 0; k < 2; k++) {
+        nearest[k] = narrow_portable(limits[k], bf16);
+        float value = widen_portable(nearest[k], bf16);
+        int16_t key = order_key(nearest[k]);
+        up[k] = (int16_t)(key + (value < limits[k])), down[k] = (int16_t)(key - (value > limits[k]));
+    }
+    *keys = (limits16){up[0], down[0], up[1], down[1], nearest[0], nearest[1]};
+    return 1;
+}
+FA_AVX2_ static inline __m256i order_key_avx2(__m256i h) {
+    return _mm256_sign_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)), h);
+}
+/* a NaN's lanes (all ones), and the NaN made quiet as the rounding makes it */
+FA_AVX2_ static inline __m256i nan16_avx2(__m256i h, int bf16, __m256i *quieted) {
+    *quieted = _mm256_or_si256(h, _mm256_set1_epi16(bf16 ? 0x40 : 0x200));
+    return _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)), _mm256_set1_epi16(bf16 ? 0x7f80 : 0x7c00));
+}
+FA_AVX2_ static FA_BODY_ void body_clamp16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                                const limits16 *keys) {
+    const __m256i lo = _mm256_set1_epi16((short)keys->lo), hi = _mm256_set1_epi16((short)keys->hi);
+    const __m256i lo_up = _mm256_set1_epi16(keys->lo_up), hi_down = _mm256_set1_epi16(keys->hi_down);
+#define FA_CLAMP16_AVX2_(at, to)                                                                \
+    {                                                                                           \
+        __m256i x = _mm256_loadu_si256((const __m256i *)at[0]), key = order_key_avx2(x), quiet;  \
+        __m256i nan = nan16_avx2(x, bf16, &quiet);                                              \
+        __m256i y = _mm256_blendv_epi8(x, hi, _mm256_cmpgt_epi16(key, hi_down));                \
+        y = _mm256_blendv_epi8(y, lo, _mm256_cmpgt_epi16(lo_up, key));                          \
+        _mm256_storeu_si256((__m256i *)(to), _mm256_blendv_epi8(y, quiet, nan));                  \
+    }
+    FA_PIECEWISE16_LOOP_(16, 1, FA_CLAMP16_AVX2_)
+#undef FA_CLAMP16_AVX2_
+}
+/* g where lo < x < hi, +0 elsewhere, x's NaN (quiet) where x is NaN */
+FA_AVX2_ static FA_BODY_ void body_pass_between16_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n,
+                                                             int bf16, const limits16 *keys) {
+    const __m256i lo_down = _mm256_set1_epi16(keys->lo_down), hi_up = _mm256_set1_epi16(keys->hi_up);
+#define FA_BETWEEN16_AVX2_(at, to)                                                              \
+    {                                                                                           \
+        __m256i g = _mm256_loadu_si256((const __m256i *)at[0]), g_quiet;                        \
+        __m256i x = _mm256_loadu_si256((const __m256i *)at[1]), key = order_key_avx2(x), x_quiet; \
+        __m256i g_nan = nan16_avx2(g, bf16, &g_quiet), x_nan = nan16_avx2(x, bf16, &x_quiet);   \
+        __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi16(key, lo_down), _mm256_cmpgt_epi16(hi_up, key)); \
+        __m256i y = _mm256_and_si256(inside, _mm256_blendv_epi8(g, g_quiet, g_nan));            \
+        _mm256_storeu_si256((__m256i *)(to), _mm256_blendv_epi8(y, x_quiet, x_nan));              \
+    }
+    FA_PIECEWISE16_LOOP_(16, 2, FA_BETWEEN16_AVX2_)
+#undef FA_BETWEEN16_AVX2_
+}
 FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
+    limits16 keys;
+    if (limits16_for(limits, bf16, &keys)) {
+        body_clamp16_avx2(in, out, n, bf16, &keys);
+        return;
+    }
     const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
 #define FA_CLAMP_AVX2_(at, to)                                                               \
     {                                                                                        \
@@ -189,6 +261,11 @@ FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_
 }
 FA_AVX2_ static FA_BODY_ void body_pass_between16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                           const float *limits) {
+    limits16 keys;
+    if (limits16_for(limits, bf16, &keys)) {
+        body_pass_between16_lanes_avx2(in, out, n, bf16, &keys);
+        return;
+    }
     const __m256 lo = _mm256_set1_ps(limits[0]), hi = _mm256_set1_ps(limits[1]);
 #define FA_BETWEEN_AVX2_(at, to) \
     store_avx2(to, pass_between_avx2(load_avx2(at[0], bf16), load_avx2(at[1], bf16), lo, hi), bf16);

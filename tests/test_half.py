@@ -724,3 +724,32 @@ def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
         g = -x[::-1]
         np.testing.assert_array_equal(widen(fa.leaky_relu_backward(g, x, slope)),
                                       widen(round_once(widen(g) * float(np.float32(slope)), half)))
+
+
+# no 16-bit value (-0.3, 2.7); equal; signed zeros; float16's subnormals and
+# below them; past float16's largest value and bfloat16's; a float32 subnormal
+@pytest.mark.parametrize("limits", [(-0.3, 2.7), (0.3, 0.3), (-0.0, 0.0), (0.0, -0.0), (1e-9, 3e-7),
+                                    (-3e-7, -1e-9), (-65520.0, 65519.0), (-1e39, 3e38), (-2.5, -1e-40)])
+def test_hardtanh_compares_with_the_float32_limits(isa, half, limits):
+    """hardtanh on contiguous 16-bit data compares the 16-bit values with the
+    limits, rounded to float32, exactly (piecewise16.c compares their bits
+    with the limits' neighbours in the type): every input, forward and
+    backward, against float64."""
+    with np.errstate(over="ignore"):  # -1e39 is -inf in float32
+        lo, hi = (float(np.float32(v)) for v in limits)
+    if lo > hi:
+        lo, hi = hi, lo
+    x = all_values(half)
+    g = np.random.default_rng(12).normal(0, 2, x.size).astype(np.float32).astype(x.dtype)
+    wide = widen(x)
+    with np.errstate(invalid="ignore"):
+        forward = np.where(wide < lo, lo, np.where(wide > hi, hi, wide))
+        backward = np.where(np.isnan(wide), wide, np.where((wide > lo) & (wide < hi), widen(g), 0.0))
+    with quiet():
+        got = [fa.hardtanh(x, *limits), fa.hardtanh_backward(g, x, *limits)]
+    for what, result, want in [("forward", got[0], forward), ("backward", got[1], backward)]:
+        with quiet():
+            expected = round_once(want, half)
+        same = (result.view(np.uint16) == expected.view(np.uint16)) | (np.isnan(widen(result)) & np.isnan(want))
+        assert same.all(), (f"hardtanh {what} {limits} {half} [{isa}]: {np.count_nonzero(~same)} wrong, "
+                            f"first at x = {float(wide[~same][0])!r}")
