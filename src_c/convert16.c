@@ -168,23 +168,28 @@ static const fa_convert16_set portable = {
  * conversion cost as much as the rest of the small-value path) */
 FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __m256 limit) {
     const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+    if (window == 0) {
+        /* every backward: a tie is 0x1000 in the low 13 bits in float16's
+         * normal range. Below 2^-14 the ties, odd multiples of 2^-25, are
+         * those of [2^-14, 2^-13) moved down by 2^-14: |x| + 2^-14 keeps
+         * them exactly, with those low bits. The sum may round a result
+         * within 2^-38 of a tie onto one, which is then recomputed too, as
+         * is a marked lane past float16's range (to the same infinity).
+         * Half the instructions of the range checks below. */
+        const __m256 magnitude = _mm256_castsi256_ps(a), smallest_normal = _mm256_set1_ps(0x1p-14f);
+        __m256 shift = _mm256_and_ps(_mm256_cmp_ps(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
+        __m256i low = _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32(0x1fff));
+        return _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x1000));
+    }
     const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
     const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
-    const __m256i low = _mm256_and_si256(a, _mm256_set1_epi32(0x1fff)), zero = _mm256_setzero_si256();
+    const __m256i low = _mm256_and_si256(a, _mm256_set1_epi32(0x1fff));
     __m256i in_range = _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span);
     /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
     __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(_mm256_sub_epi32(a, one), below), below);
-    __m256i normal;
-    if (window == 0) {
-        /* every backward: see half_tie_lanes_avx512 */
-        normal = _mm256_and_si256(_mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x1000)), in_range);
-        small = _mm256_and_si256(small, _mm256_cmpeq_epi32(low, zero));
-        if (_mm256_testz_si256(small, small)) return normal;
-    } else {
-        const __m256i width = _mm256_set1_epi32((int)(2 * window));
-        __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - window)));
-        normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width), in_range);
-    }
+    const __m256i width = _mm256_set1_epi32((int)(2 * window));
+    __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - window)));
+    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width), in_range);
     __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
     __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
     __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
@@ -271,7 +276,7 @@ FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *ou
 
 /* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f'
  * looked up by x's bits with eight scalar loads: the loops ran 1.2-1.6x
- * faster so than with vgatherdps on AMD Zen 3 */
+ * faster than with vgatherdps on AMD Zen 3 */
 FA_AVX2_ static inline __m256 times_derivative_avx2(__m256 g, const float *derivative, const uint16_t *x) {
     __m128 lo = _mm_setr_ps(derivative[x[0]], derivative[x[1]], derivative[x[2]], derivative[x[3]]);
     __m128 hi = _mm_setr_ps(derivative[x[4]], derivative[x[5]], derivative[x[6]], derivative[x[7]]);

@@ -25,6 +25,19 @@ import numpy as np
 from fastact import _peers
 spec = json.loads(sys.argv[1])
 out = {}
+
+
+# sigmoid's or tanh's derivative from the forward's output, as torch's autograd takes it
+def from_output(impl, name, g, x, y):
+    import fastact as fa
+    saved = getattr(fa, name)(x)
+    if impl == "fastact":
+        fn = getattr(fa, name + "_backward_from_output")
+        return lambda: fn(g, saved, out=y)
+    import torch
+    fn = getattr(torch.ops.aten, name + "_backward")
+    tg, tsaved = _peers._torch_view(g), _peers._torch_view(saved)
+    return lambda: fn(tg, tsaved)
 with _peers.using_threads(1):
     for name in spec["functions"]:
         for direction in spec["directions"]:
@@ -34,7 +47,10 @@ with _peers.using_threads(1):
                     for impl in ("fastact", "torch"):
                         if impl == "torch" and not _peers.available("torch"):
                             continue
-                        fn = _peers.build(impl, name, direction, g, x, y, 1)
+                        if direction == "from_output":
+                            fn = from_output(impl, name, g, x, y)
+                        else:
+                            fn = _peers.build(impl, name, direction, g, x, y, 1)
                         for _ in range(3):  # 16-bit tables fill on the first calls
                             fn()
                         times = []
@@ -52,7 +68,8 @@ def main():
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--functions", required=True)
-    parser.add_argument("--directions", default="forward,backward")
+    parser.add_argument("--directions", default="forward,backward",
+                        help="also from_output: sigmoid's and tanh's derivative from the forward's output")
     parser.add_argument("--dtypes", default="float16,bfloat16")
     parser.add_argument("--sizes", default="1e5,1e6")
     parser.add_argument("--rounds", type=int, default=3)
