@@ -22,6 +22,8 @@
 
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
+
+#include "half_ties_avx2.h"
 #define FA_X86_CONVERT 1
 #endif
 
@@ -167,20 +169,8 @@ static const fa_convert16_set portable = {
 /* limit: window * 2^-12, made once by the caller (computed in the loop, its
  * conversion cost as much as the rest of the small-value path) */
 FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __m256 limit) {
+    if (window == 0) return half_exact_tie_lanes_avx2(x); /* every backward's */
     const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-    if (window == 0) {
-        /* every backward: a tie is 0x1000 in the low 13 bits in float16's
-         * normal range. Below 2^-14 the ties, odd multiples of 2^-25, are
-         * those of [2^-14, 2^-13) moved down by 2^-14: |x| + 2^-14 keeps
-         * them exactly, with those low bits. The sum may round a result
-         * within 2^-38 of a tie onto one, which is then recomputed too, as
-         * is a marked lane past float16's range (to the same infinity).
-         * Half the instructions of the range checks below. */
-        const __m256 magnitude = _mm256_castsi256_ps(a), smallest_normal = _mm256_set1_ps(0x1p-14f);
-        __m256 shift = _mm256_and_ps(_mm256_cmp_ps(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
-        __m256i low = _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32(0x1fff));
-        return _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x1000));
-    }
     const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
     const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
     const __m256i low = _mm256_and_si256(a, _mm256_set1_epi32(0x1fff));

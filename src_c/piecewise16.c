@@ -18,8 +18,9 @@
  *    remainder has bits down to 2^-31 of p for bfloat16 (8 + 24 bits), 2^-34
  *    for float16: below 2^-101 it may not fit a normal float32 (nor survive
  *    flush-to-zero), so a bfloat16 product there is computed in float64; a
- *    float16 one that small rounds to zero either way. AVX2 brackets the
- *    plain product instead (store_bracketed_avx2): fewer instructions.
+ *    float16 one that small rounds to zero either way. AVX2 rounds the
+ *    plain product instead and redoes the lanes that rounding may get
+ *    wrong (store_product_avx2): fewer instructions.
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -32,6 +33,8 @@
 
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
+
+#include "half_ties_avx2.h"
 #define FA_X86_PIECEWISE16 1
 #endif
 
@@ -304,21 +307,20 @@ static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16
         if (lanes & 1) to[k] = scaled_portable(v[k], s, bf16);
 }
 /* AVX2's leaky_relu rounds the product p = RN(v s) as it is (no round to
- * odd, which cost more than the rest of the loop): p is within 2^-24 of
- * v s, so where float16 rounds p(1 - 2^-22) and p(1 + 2^-22) alike, or p's
- * bits are more than 2 ULPs from a bfloat16 tie, p rounds as v s does. The
- * other lanes (near a tie: over every negative 16-bit x, 0.13% of float16's
- * at slope 0.01 and up to 3% at 0.5, whose subnormal products are exact
- * ties; 0.02-0.4% of bfloat16's) and bfloat16's products below 2^-100 (a
- * coarse float32 ULP, or flushed) are redone in float64 (scaled_portable).
- * bfloat16 rounds half up, its ties being redone. Returns the lanes to redo. */
-FA_AVX2_ static inline int store_bracketed_avx2(uint16_t *to, __m256 y, int bf16) {
+ * odd, which cost more than the rest of the loop). A 16-bit tie t is a
+ * float32, so RN keeps v s and p on the same side of it unless p = t:
+ * float16 rounds p as v s wherever p is no tie (half_ties_avx2.h). p is
+ * within 2^-24 of v s, so where its bits are more than 2 ULPs from a
+ * bfloat16 tie, p rounds as v s does there too. The other lanes (over every
+ * negative 16-bit x: 0.13% of float16's at slope 0.01 and up to 3% at 0.5,
+ * whose subnormal products are exact ties; 0.02-0.4% of bfloat16's) and
+ * bfloat16's products below 2^-100 (a coarse float32 ULP, or flushed) are
+ * redone in float64 (scaled_portable). bfloat16 rounds half up, its ties
+ * being redone. Returns the lanes to redo. */
+FA_AVX2_ static inline int store_product_avx2(uint16_t *to, __m256 y, int bf16) {
     if (!bf16) {
-        __m128i lo = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 - 0x1p-22f)), _MM_FROUND_TO_NEAREST_INT);
-        __m128i hi = _mm256_cvtps_ph(_mm256_mul_ps(y, _mm256_set1_ps(1 + 0x1p-22f)), _MM_FROUND_TO_NEAREST_INT);
-        _mm_storeu_si128((__m128i *)to, lo);
-        __m128i apart = _mm_xor_si128(_mm_cmpeq_epi16(lo, hi), _mm_set1_epi32(-1));
-        return _mm_movemask_epi8(_mm_packs_epi16(apart, _mm_setzero_si128()));
+        _mm_storeu_si128((__m128i *)to, _mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));
+        return _mm256_movemask_ps(_mm256_castsi256_ps(half_exact_tie_lanes_avx2(y)));
     }
     /* NaNs here have their low 16 bits zero (widened, or quieted by arithmetic) */
     __m256i bits = _mm256_castps_si256(y);
@@ -357,7 +359,7 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, ui
         __m256 x = load_avx2(at[0], bf16);                                                           \
         __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); \
         __m256 kept = bf16 ? _mm256_add_ps(x, zero) : x; /* a signaling NaN quieted */              \
-        int redo = store_bracketed_avx2(to, _mm256_blendv_ps(_mm256_mul_ps(x, s), kept, keep), bf16); \
+        int redo = store_product_avx2(to, _mm256_blendv_ps(_mm256_mul_ps(x, s), kept, keep), bf16); \
         if (bf16) redo |= tiny_lanes_avx2(x, tiny_x) & ~_mm256_movemask_ps(keep);                   \
         if (redo) redo_lanes(to, x, limits[0], redo, bf16);                                         \
     }
@@ -379,7 +381,7 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in
         __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                                              \
         __m256 kept = bf16 ? _mm256_mul_ps(g, one) : g; /* a signaling NaN quieted, -0 kept */       \
         __m256 y = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_mul_ps(g, s), kept, positive), _mm256_add_ps(x, zero), nan); \
-        int redo = store_bracketed_avx2(to, y, bf16);                                               \
+        int redo = store_product_avx2(to, y, bf16);                                               \
         if (bf16) redo |= tiny_lanes_avx2(g, tiny_g) & ~_mm256_movemask_ps(_mm256_or_ps(positive, nan)); \
         if (redo) redo_lanes(to, g, limits[0], redo, bf16);                                         \
     }
