@@ -167,6 +167,20 @@ FA_AVX2_ static inline void store_avx2(uint16_t *p, __m256 v, int bf16) {
         h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
     _mm_storeu_si128((__m128i *)p, h);
 }
+/* store_avx2 for results whose NaNs are quiet with their low 16 bits zero
+ * (widened, then made quiet by arithmetic): bfloat16's rounding to nearest
+ * even cannot carry out of such a NaN's low bits, so it needs no NaN case */
+FA_AVX2_ static inline void store_quiet_avx2(uint16_t *p, __m256 v, int bf16) {
+    if (!bf16) {
+        store_avx2(p, v, bf16);
+        return;
+    }
+    __m256i bits = _mm256_castps_si256(v);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+    __m256i packed = _mm256_packus_epi32(rounded, _mm256_setzero_si256());
+    _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+}
 FA_AVX2_ static inline __m256 sixth_avx2(__m256 t) {
     const __m256 c = _mm256_set1_ps(FA_SIXTH_);
     __m256 q = _mm256_mul_ps(t, c);
@@ -285,7 +299,8 @@ FA_AVX2_ static FA_BODY_ void body_hardsigmoid_avx2(const uint16_t *const *in, u
         __m256 t = sixth_avx2(_mm256_add_ps(x, three));                                           \
         __m256 y = _mm256_blendv_ps(_mm256_set1_ps(1.0f), t, _mm256_cmp_ps(x, three, _CMP_LT_OQ)); \
         y = _mm256_and_ps(y, _mm256_cmp_ps(x, minus_three, _CMP_GT_OQ));                         \
-        store_avx2(to, _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)), bf16);          \
+        __m256 quieted = bf16 ? _mm256_add_ps(x, _mm256_setzero_ps()) : x; /* signaling made quiet */ \
+        store_quiet_avx2(to, _mm256_blendv_ps(y, quieted, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)), bf16); \
     }
     FA_PIECEWISE16_LOOP_(8, 1, FA_HARDSIGMOID_AVX2_)
 #undef FA_HARDSIGMOID_AVX2_
@@ -295,7 +310,7 @@ FA_AVX2_ static FA_BODY_ void body_hardsigmoid_bwd_avx2(const uint16_t *const *i
     (void)limits;
     const __m256 lo = _mm256_set1_ps(-3.0f), hi = _mm256_set1_ps(3.0f);
 #define FA_HARDSIGMOID_BWD_AVX2_(at, to) \
-    store_avx2(to, pass_between_avx2(sixth_avx2(load_avx2(at[0], bf16)), load_avx2(at[1], bf16), lo, hi), bf16);
+    store_quiet_avx2(to, pass_between_avx2(sixth_avx2(load_avx2(at[0], bf16)), load_avx2(at[1], bf16), lo, hi), bf16);
     FA_PIECEWISE16_LOOP_(8, 2, FA_HARDSIGMOID_BWD_AVX2_)
 #undef FA_HARDSIGMOID_BWD_AVX2_
 }
