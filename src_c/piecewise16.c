@@ -363,23 +363,26 @@ static int slope_too_small_for_float16(float s) {
 }
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                      const float *limits) {
-    if (!bf16 && slope_too_small_for_float16(limits[0])) {
+    /* a NaN slope: x s would be either NaN when x is one too */
+    if ((!bf16 && slope_too_small_for_float16(limits[0])) || limits[0] != limits[0]) {
         leaky_relu_portable(in, out, n, bf16, limits);
         return;
     }
     const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps();
     const __m256 tiny_x = _mm256_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
-#define FA_LEAKY_AVX2_(at, to)                                                                       \
+    /* x where x > 0, else x s: a NaN x gives x s, x's NaN made quiet */
+#define FA_LEAKY_VECTOR_AVX2_(from, to)                                                              \
     {                                                                                                \
-        __m256 x = load_avx2(at[0], bf16);                                                           \
-        __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); \
-        __m256 kept = bf16 ? _mm256_add_ps(x, zero) : x; /* a signaling NaN quieted */              \
-        int redo = store_product_avx2(to, _mm256_blendv_ps(_mm256_mul_ps(x, s), kept, keep), bf16); \
-        if (bf16) redo |= tiny_lanes_avx2(x, tiny_x) & ~_mm256_movemask_ps(keep);                   \
+        __m256 x = load_avx2(from, bf16), positive = _mm256_cmp_ps(x, zero, _CMP_GT_OQ);             \
+        int redo = store_product_avx2(to, _mm256_blendv_ps(_mm256_mul_ps(x, s), x, positive), bf16); \
+        if (bf16) redo |= tiny_lanes_avx2(x, tiny_x) & ~_mm256_movemask_ps(positive);               \
         if (redo) redo_lanes(to, x, limits[0], redo, bf16);                                         \
     }
-    FA_PIECEWISE16_LOOP_(8, 1, FA_LEAKY_AVX2_)
+    /* two vectors a step: the loop's own instructions weighed on one */
+#define FA_LEAKY_AVX2_(at, to) FA_LEAKY_VECTOR_AVX2_(at[0], to) FA_LEAKY_VECTOR_AVX2_(at[0] + 8, (to) + 8)
+    FA_PIECEWISE16_LOOP_(16, 1, FA_LEAKY_AVX2_)
 #undef FA_LEAKY_AVX2_
+#undef FA_LEAKY_VECTOR_AVX2_
 }
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
@@ -389,9 +392,9 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in
     }
     const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 tiny_g = _mm256_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
-#define FA_LEAKY_BWD_AVX2_(at, to)                                                                   \
+#define FA_LEAKY_BWD_VECTOR_AVX2_(g_at, x_at, to)                                                    \
     {                                                                                                \
-        __m256 g = load_avx2(at[0], bf16), x = load_avx2(at[1], bf16);                               \
+        __m256 g = load_avx2(g_at, bf16), x = load_avx2(x_at, bf16);                                 \
         __m256 positive = _mm256_cmp_ps(x, zero, _CMP_GT_OQ);                                        \
         __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);                                              \
         __m256 kept = bf16 ? _mm256_mul_ps(g, one) : g; /* a signaling NaN quieted, -0 kept */       \
@@ -400,8 +403,11 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in
         if (bf16) redo |= tiny_lanes_avx2(g, tiny_g) & ~_mm256_movemask_ps(_mm256_or_ps(positive, nan)); \
         if (redo) redo_lanes(to, g, limits[0], redo, bf16);                                         \
     }
-    FA_PIECEWISE16_LOOP_(8, 2, FA_LEAKY_BWD_AVX2_)
+#define FA_LEAKY_BWD_AVX2_(at, to) \
+    FA_LEAKY_BWD_VECTOR_AVX2_(at[0], at[1], to) FA_LEAKY_BWD_VECTOR_AVX2_(at[0] + 8, at[1] + 8, (to) + 8)
+    FA_PIECEWISE16_LOOP_(16, 2, FA_LEAKY_BWD_AVX2_)
 #undef FA_LEAKY_BWD_AVX2_
+#undef FA_LEAKY_BWD_VECTOR_AVX2_
 }
 
 FA_BF16_CONSTANT_(clamp_avx2, FA_AVX2_)
