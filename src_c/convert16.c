@@ -390,6 +390,7 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *
 }
 FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                           uint64_t *ties, uint32_t window, int tanh_form) {
+    const __m256 one = _mm256_set1_ps(fa_quieting_one);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
@@ -399,7 +400,7 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx2_body(const uint16_t 
             /* every call but a forward's: p's low 16 bits at 0x8000 are a tie
              * (a NaN's are 0, g's quieted by the product with 1), so p rounds
              * half up, and to even where a tie makes the branch below */
-            gw = _mm256_mul_ps(gw, _mm256_set1_ps(1.0f));
+            gw = _mm256_mul_ps(gw, one);
             __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
             __m256i bits = _mm256_castps_si256(p);
             _mm_storeu_si128((__m128i *)(dst + i), bf16_round_half_up_avx2(bits));
@@ -449,14 +450,15 @@ FA_AVX2_ static inline __m256 hardswish_inside_avx2(__m256 a, __m256 x, int back
 }
 /* the kernels' sides: forward -0 from -3 down and x from 3 up; backward +0
  * and g; a NaN x itself (quiet: the forward's inside value is x's NaN);
- * backward's exact zeros +0; a selected signaling NaN g quieted (times 1) */
-FA_AVX2_ static inline __m256 hardswish_select_avx2(__m256 a, __m256 x, __m256 inside, int backward) {
+ * backward's exact zeros +0; a selected signaling NaN g quieted (times one,
+ * fa_quieting_one) */
+FA_AVX2_ static inline __m256 hardswish_select_avx2(__m256 a, __m256 x, __m256 inside, int backward, __m256 one) {
     __m256 below_three = _mm256_cmp_ps(x, _mm256_set1_ps(3.0f), _CMP_NGE_UQ);     /* x < 3 or NaN */
     __m256 above_minus = _mm256_cmp_ps(x, _mm256_set1_ps(-3.0f), _CMP_NLE_UQ);    /* x > -3 or NaN */
     if (!backward)
         return _mm256_blendv_ps(_mm256_set1_ps(-0.0f), _mm256_blendv_ps(x, inside, below_three), above_minus);
     inside = _mm256_add_ps(inside, _mm256_setzero_ps()); /* -0 + 0 = +0 */
-    __m256 y = _mm256_and_ps(_mm256_blendv_ps(_mm256_mul_ps(a, _mm256_set1_ps(1.0f)), inside, below_three), above_minus);
+    __m256 y = _mm256_and_ps(_mm256_blendv_ps(_mm256_mul_ps(a, one), inside, below_three), above_minus);
     return _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_setzero_ps()), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 /* float16: y rounded, lanes whose bracket rounds apart returned */
@@ -512,28 +514,29 @@ FA_AVX2_ static void hardswish_settle_avx2(const uint16_t *g, const uint16_t *x,
  * and 15% of bfloat16's have one, mostly exact ties, and a branch on them
  * cost more in mispredictions than settling them) */
 FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_vector_avx2(const uint16_t *g, const uint16_t *x, uint16_t *to,
-                                                            uint32_t window, int bf16, int backward) {
+                                                            uint32_t window, int bf16, int backward, __m256 one) {
     /* bfloat16's signaling NaNs are quieted by the arithmetic or the selects */
     __m256 xw = bf16 ? bf16_lanes_avx2(x) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));
     __m256 a = !backward ? xw : bf16 ? bf16_lanes_avx2(g) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
-    __m256 y = hardswish_select_avx2(a, xw, hardswish_inside_avx2(a, xw, backward), backward);
+    __m256 y = hardswish_select_avx2(a, xw, hardswish_inside_avx2(a, xw, backward), backward, one);
     return bf16 ? hardswish_round_bf16_avx2(y, to, window) : hardswish_round_f16_avx2(y, to);
 }
 FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_body_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
                                                           uint64_t *ties, uint32_t window, int bf16, int backward) {
+    const __m256 one = _mm256_set1_ps(fa_quieting_one);
     ptrdiff_t i = 0;
     int any = 0;
     /* marked without a branch, a word of the bitmap at a time in a register */
     for (; i + 64 <= n; i += 64) {
         uint64_t word = 0;
         for (int k = 0; k < 64; k += 8)
-            word |= (uint64_t)hardswish_vector_avx2(g + i + k, x + i + k, dst + i + k, window, bf16, backward) << k;
+            word |= (uint64_t)hardswish_vector_avx2(g + i + k, x + i + k, dst + i + k, window, bf16, backward, one) << k;
         ties[i / 64] = word;
         any |= word != 0;
     }
     if (i < n) ties[i / 64] = 0;
     for (; i + 8 <= n; i += 8) {
-        int lanes = hardswish_vector_avx2(g + i, x + i, dst + i, window, bf16, backward);
+        int lanes = hardswish_vector_avx2(g + i, x + i, dst + i, window, bf16, backward, one);
         FA_MARK_TIES_(ties, i, lanes);
         any |= lanes;
     }
@@ -541,7 +544,7 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_body_avx2(const uint16_t *g, con
         uint16_t g_rest[8] = {0}, x_rest[8] = {0}, result[8];
         memcpy(x_rest, x + i, (size_t)(n - i) * 2);
         if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);
-        int lanes = hardswish_vector_avx2(g_rest, x_rest, result, window, bf16, backward) & ((1 << (n - i)) - 1);
+        int lanes = hardswish_vector_avx2(g_rest, x_rest, result, window, bf16, backward, one) & ((1 << (n - i)) - 1);
         memcpy(dst + i, result, (size_t)(n - i) * 2);
         FA_MARK_TIES_(ties, i, lanes);
         any |= lanes;

@@ -8,8 +8,9 @@
  * the ties, odd multiples of 2^-25, are those of [2^-14, 2^-13) moved down
  * by 2^-14: |x| + 2^-14 keeps them exactly, with those low bits. The sum may
  * round a value within 2^-38 of a tie onto one, which is then marked too, as
- * may be a value past float16's range (recomputed to the same infinity): a
- * caller recomputes a marked lane, so marking more costs only time. */
+ * may be a value past float16's range (recomputed to the same infinity) or a
+ * NaN whose low payload bits match (recomputed to the same NaN): a caller
+ * recomputes a marked lane, so marking more costs only time. */
 __attribute__((target("avx2,fma,f16c"))) static inline __m256i half_exact_tie_lanes_avx2(__m256 x) {
     const __m256 smallest_normal = _mm256_set1_ps(0x1p-14f);
     __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);

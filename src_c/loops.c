@@ -737,6 +737,16 @@ static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *
         job->kernel((const void *const *)at_one, (void *const *)out, FA_BLOCK, job->params);
     }
     fill_end(state);
+    /* bfloat16 keeps a NaN's high 16 bits: with the low ones cleared, g times
+     * a NaN entry rounds half up to the same bits (a NaN parameter's payload
+     * could otherwise carry into the sign) in the one-pass loops */
+    if (half->bf16)
+        for (ptrdiff_t i = 0; i < FA_TABLE16_SIZE; i++) {
+            uint32_t bits;
+            memcpy(&bits, &derivatives[i], sizeof bits);
+            if ((bits & 0x7fffffffu) > 0x7f800000u) bits &= 0xffff0000u;
+            memcpy(&derivatives[i], &bits, sizeof bits);
+        }
     return fa_table16_publish(key, filled, spec->nparams);
 }
 

@@ -221,6 +221,12 @@ static int limits16_for(const float *limits, int bf16, limits16 *keys) {
     *keys = (limits16){up[0], down[0], up[1], down[1], nearest[0], nearest[1]};
     return 1;
 }
+/* the caller's denormals-are-zero: the float32 compares then take a
+ * subnormal input or limit as zero, the keys would not (the float32 loops
+ * below honour it) */
+static int denormals_are_zero(void) {
+    return (_mm_getcsr() & 0x0040u) != 0;
+}
 FA_AVX2_ static inline __m256i order_key_avx2(__m256i h) {
     return _mm256_sign_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)), h);
 }
@@ -262,7 +268,7 @@ FA_AVX2_ static FA_BODY_ void body_pass_between16_lanes_avx2(const uint16_t *con
 }
 FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {
     limits16 keys;
-    if (limits16_for(limits, bf16, &keys)) {
+    if (!denormals_are_zero() && limits16_for(limits, bf16, &keys)) {
         body_clamp16_avx2(in, out, n, bf16, &keys);
         return;
     }
@@ -279,7 +285,7 @@ FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_
 FA_AVX2_ static FA_BODY_ void body_pass_between16_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                           const float *limits) {
     limits16 keys;
-    if (limits16_for(limits, bf16, &keys)) {
+    if (!denormals_are_zero() && limits16_for(limits, bf16, &keys)) {
         body_pass_between16_lanes_avx2(in, out, n, bf16, &keys);
         return;
     }
@@ -327,8 +333,9 @@ static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16
  * float16 rounds p as v s wherever p is no tie (half_ties_avx2.h). p is
  * within 2^-24 of v s, so where its bits are more than 2 ULPs from a
  * bfloat16 tie, p rounds as v s does there too. The other lanes (over every
- * negative 16-bit x: 0.13% of float16's at slope 0.01 and up to 3% at 0.5,
- * whose subnormal products are exact ties; 0.02-0.4% of bfloat16's) and
+ * negative 16-bit x: 0.13% of float16's at slope 0.01, 0.65% at 0.1 and
+ * 0.3, 3% at 0.5, all of them below 2^-14, and 6% at 0.7; 0.02-0.4% of
+ * bfloat16's) and
  * bfloat16's products below 2^-100 (a coarse float32 ULP, or flushed) are
  * redone in float64 (scaled_portable). bfloat16 rounds half up, its ties
  * being redone. Returns the lanes to redo. */
@@ -357,14 +364,11 @@ FA_AVX2_ static void redo_lanes(uint16_t *to, __m256 v, float s, int lanes, int 
     _mm256_storeu_ps(lanes_v, v);
     redo_tiny(to, lanes_v, s, lanes, bf16);
 }
-/* its float16 path holds for a slope whose products are normal floats */
-static int slope_too_small_for_float16(float s) {
-    return s != 0 && fabsf(s) < 0x1p-60f;
-}
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                      const float *limits) {
-    /* a NaN slope: x s would be either NaN when x is one too */
-    if ((!bf16 && slope_too_small_for_float16(limits[0])) || limits[0] != limits[0]) {
+    /* a NaN slope (the ufuncs take one): x s would be either NaN when x is
+     * one too, and its payload may not survive the rounding half up */
+    if (limits[0] != limits[0]) {
         leaky_relu_portable(in, out, n, bf16, limits);
         return;
     }
@@ -386,11 +390,11 @@ FA_AVX2_ static FA_BODY_ void body_leaky_relu_avx2(const uint16_t *const *in, ui
 }
 FA_AVX2_ static FA_BODY_ void body_leaky_relu_bwd_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
-    if (!bf16 && slope_too_small_for_float16(limits[0])) {
+    if (limits[0] != limits[0]) { /* as the forward */
         leaky_relu_bwd_portable(in, out, n, bf16, limits);
         return;
     }
-    const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 s = _mm256_set1_ps(limits[0]), zero = _mm256_setzero_ps(), one = _mm256_set1_ps(fa_quieting_one);
     const __m256 tiny_g = _mm256_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
 #define FA_LEAKY_BWD_VECTOR_AVX2_(g_at, x_at, to)                                                    \
     {                                                                                                \

@@ -274,6 +274,9 @@ static inline __m128i fa_sse2_order_key_(vf a) {
 /* g where lo < x < hi, +0 elsewhere, x quieted where x is NaN */
 static inline vf vf_pass_between(vf g, vf x, vf lo, vf hi) {
     const vf zero = _mm_setzero_ps();
+    /* x + 0: under denormals-are-zero a subnormal x is then 0, as the float
+     * compare takes it (-0 turned +0 is inside no range either); a NaN quiet */
+    x = _mm_add_ps(x, zero);
     __m128i lo_key = _mm_andnot_si128(_mm_castps_si128(_mm_cmpeq_ps(lo, zero)), fa_sse2_order_key_(lo)); /* ±0: key(+0) */
     __m128i hi_key = _mm_or_si128(_mm_castps_si128(_mm_cmpeq_ps(hi, zero)), fa_sse2_order_key_(hi));     /* ±0: key(-0) */
     __m128i no_range = _mm_castps_si128(_mm_cmpunord_ps(lo, hi));
@@ -289,7 +292,7 @@ static inline vf vf_pass_between(vf g, vf x, vf lo, vf hi) {
     }
     vf inside = _mm_castsi128_ps(inside_bits);
     vf nan = _mm_cmpunord_ps(x, x);
-    return _mm_or_ps(_mm_and_ps(inside, g), _mm_and_ps(nan, _mm_add_ps(x, zero)));
+    return _mm_or_ps(_mm_and_ps(inside, g), _mm_and_ps(nan, x));
 }
 
 /* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */

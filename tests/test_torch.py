@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fastact as fa
-from conftest import fixed_split, forced_threads
+from conftest import TESTABLE_ISAS, fixed_split, forced_isa, forced_threads
 from fastact._manifest import TIERS
 from fastact._registry import ACTIVATIONS, VARIANTS
 
@@ -112,6 +112,32 @@ def test_16_bit_tables_leave_flush_to_zero_to_the_caller():
     for t, c, i in zip(tabled, computed, ieee):
         np.testing.assert_array_equal(t, c)
         assert not np.array_equal(c, i), "flush-to-zero changed nothing: the test shows nothing"
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_relu6_and_hardtanh_follow_denormals_are_zero(half):
+    """Under denormals-are-zero (torch sets it with flush-to-zero) a subnormal
+    input or limit compares as zero: contiguous 16-bit data, which AVX2
+    otherwise compares as integers, gives the bits strided data gets."""
+    dtype = np.dtype(half) if half == "float16" else np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype)
+    g = np.full(x.shape, 0.75, dtype)
+    strided_x = np.repeat(x, 2)[::2]
+    calls = [lambda x: fa.relu6(x), lambda x: fa.relu6_backward(g, x),
+             lambda x: fa.hardtanh(x, -1e-40, 3e-41), lambda x: fa.hardtanh_backward(g, x, -1e-40, 3e-41)]
+    for isa in TESTABLE_ISAS:
+        with forced_isa(isa):
+            ieee = [call(x).view(np.uint16) for call in calls]
+            torch.set_flush_denormal(True)
+            try:
+                got = [call(x).view(np.uint16) for call in calls]
+                want = [call(strided_x).view(np.uint16) for call in calls]
+            finally:
+                torch.set_flush_denormal(False)
+            for k, (a, b) in enumerate(zip(got, want)):
+                assert np.array_equal(a, b), f"call {k} [{isa}]: {np.count_nonzero(a != b)} differ"
+            if half == "bfloat16":
+                assert not np.array_equal(got[1], ieee[1]), "denormals-are-zero changed nothing: the test shows nothing"
 
 
 def test_workers_follow_the_callers_flush_to_zero_mode():
