@@ -340,12 +340,12 @@ FA_AVX2_ static int scale_narrow_bf16_avx2(const float *derivative, const uint16
 FA_AVX2_ static inline __m256 bf16_lanes_avx2(const uint16_t *src) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)src)), 16));
 }
-/* from_output_one on 8 lanes; *d_out: y - y² or 1 - y² before the NaN
- * selection, for exact_from_output_avx2 */
+/* from_output_one on 8 lanes; *d_out: y - y² or 1 - y², for
+ * exact_from_output_avx2. A NaN y is the FMA's only NaN operand, so d is y's
+ * NaN made quiet without a select; the product's NaN is g's where both are */
 FA_AVX2_ static inline __m256 from_output_avx2(__m256 g, __m256 y, int tanh_form, __m256 *d_out) {
     __m256 d = _mm256_fnmadd_ps(y, y, tanh_form ? _mm256_set1_ps(1.0f) : y);
     *d_out = d;
-    d = _mm256_blendv_ps(d, y, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
     return _mm256_blendv_ps(_mm256_mul_ps(g, d), g, _mm256_cmp_ps(g, g, _CMP_UNORD_Q));
 }
 /* The lanes where p = g (c - y²) exactly (c: 1 or y, d = c - y² rounded):
