@@ -22,8 +22,11 @@ import numpy as np
 CHILD = r"""
 import json, sys, time
 import numpy as np
+import fastact
 from fastact import _peers
 spec = json.loads(sys.argv[1])
+if not fastact.__file__.startswith(spec["source"]):
+    sys.exit(f"fastact comes from {fastact.__file__}, not {spec['source']}")
 out = {}
 
 
@@ -81,9 +84,12 @@ def main():
     runs = {"before": [], "after": []}
     for _ in range(args.rounds):
         for label in ("before", "after"):
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(getattr(args, label)))
-            done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env, check=True,
-                                  capture_output=True, text=True, cwd="/")
+            source = os.path.abspath(getattr(args, label))
+            env = dict(os.environ, PYTHONPATH=source)
+            done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(dict(spec, source=source + os.sep))],
+                                  env=env, capture_output=True, text=True, cwd="/")
+            if done.returncode:
+                sys.exit(f"{label} ({source}): {done.stderr.strip()}")
             runs[label].append(json.loads(done.stdout))
 
     def cell(label, key):
