@@ -495,6 +495,22 @@ def test_one_pass_hardswish_tails_and_overlaps(half):
                         assert np.array_equal(got.view(np.uint16), expected.view(np.uint16)), (isa_name, n, offset)
 
 
+def test_hardtanh_limits_in_either_order_through_the_ufuncs(isa, half):
+    """fastact.ufuncs takes min_val > max_val (fastact.hardtanh refuses it):
+    the kernels then give min_val below it and max_val above, min_val where
+    both apply, and a zero gradient; contiguous 16-bit data gives the bits
+    strided data gets."""
+    x = all_values(half)
+    g = np.full(x.shape, 0.75, x.dtype)
+    strided_x = np.repeat(x, 2)[::2]
+    for lo, hi in [(2.0, 1.0), (0.3, -0.3), (0.0, -0.0)]:
+        with np.errstate(all="ignore"):
+            got = [fa.ufuncs.hardtanh(x, lo, hi), fa.ufuncs.hardtanh_backward(g, x, lo, hi)]
+            want = [fa.ufuncs.hardtanh(strided_x, lo, hi), fa.ufuncs.hardtanh_backward(g, strided_x, lo, hi)]
+        for a, b in zip(got, want):
+            assert np.array_equal(a.view(np.uint16), b.view(np.uint16)), (lo, hi, isa)
+
+
 # signaling and quiet NaNs with payloads, in g and in x, among ordinary values
 NAN_BITS = {"float16": [0x7c01, 0xfc01, 0x7e00, 0x7d55, 0xffff], "bfloat16": [0x7f81, 0xff81, 0x7fc0, 0x7fa5, 0xffff]}
 ONE_PASS_BACKWARDS = ["leaky_relu", "hardswish", "relu6", "hardtanh", "hardsigmoid", "gelu", "silu", "tanh"]
@@ -786,9 +802,12 @@ def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
 
 # no 16-bit value (-0.3, 2.7); equal; signed zeros; float16's subnormals and
 # below them; past float16's largest value; -inf in float32 and near
-# bfloat16's largest; a float32 subnormal
+# bfloat16's largest; a float32 subnormal; float16's and bfloat16's ties
+# next to 1 and float16's smallest tie
 @pytest.mark.parametrize("limits", [(-0.3, 2.7), (0.3, 0.3), (-0.0, 0.0), (0.0, -0.0), (1e-9, 3e-7),
-                                    (-3e-7, -1e-9), (-65520.0, 65519.0), (-1e39, 3e38), (-2.5, -1e-40)])
+                                    (-3e-7, -1e-9), (-65520.0, 65519.0), (-1e39, 3e38), (-2.5, -1e-40),
+                                    (-1 - 2.0**-11, 1 + 2.0**-11), (-1 - 2.0**-8, 1 + 2.0**-8),
+                                    (-(2.0**-25), 2.0**-25)])
 def test_hardtanh_compares_with_the_float32_limits(isa, half, limits):
     """hardtanh on contiguous 16-bit data compares the 16-bit values with the
     limits, rounded to float32, exactly (piecewise16.c compares their bits
