@@ -322,7 +322,8 @@ FA_AVX2_ static int scale_narrow_bf16_avx2(const float *derivative, const uint16
         if (window == 0) {
             /* every call's (backward): the tied lanes, recomputed after the
              * block, are the only ones rounding half up gets wrong (p's NaN,
-             * g's quieted or the table's, has low bits 0) */
+             * g's quieted or the table's, has low bits 0: loops.c clears
+             * them in a bfloat16 table's NaN entries) */
             _mm_storeu_si128((__m128i *)(dst + i), bf16_round_half_up_avx2(bits));
             tied = _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0xffff)), _mm256_set1_epi32(0x8000));
         } else {
