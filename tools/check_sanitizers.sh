@@ -301,21 +301,30 @@ check_asan() {
     # float64 sets; test_fuzz/test_robustness overlaps, ufunc methods, small
     # stacks; test_threads the pool's wake paths and exit. Left out:
     # test_accuracy's 2^24-element float32 sweep and test_hypothesis (the
-    # same kernel paths again, for accuracy), two of the three rounding-mode
-    # subprocesses (each repeats every kernel over 50k elements), test_manifest (no kernels) and test_torch (torch not installed).
+    # same kernel paths again, for accuracy), the rounding-mode subprocesses
+    # (each repeats every kernel over 50k elements), test_fused's accuracy
+    # sweep of the gated functions (their loops run in test_gated_equals_unfused
+    # and test_every_isa_gives_the_same_bits), test_manifest (no kernels) and
+    # test_torch (torch not installed).
     # Of the elementwise family, the functions whose kernels add no code path
     # of their own are left to the plain test run: softplus, log_sigmoid and
     # mish share tanh's and elu's loops, exponential and double-word helpers,
     # selu and celu elu's, relu6 hardtanh's clamp (in float32 and in the
     # 16-bit one-pass code alike), and test_family runs every one of them,
     # parameters included.
+    # Also left to the plain run, as they check Python-level rules on the
+    # NumPy side of the loops (casting, promotion, errors raised before any
+    # kernel runs, scalars) or the environment (thread-count variables read
+    # in subprocesses, dask's chunking): the kernels and buffers they reach
+    # are those test_api's layout, out= and in-place tests run.
+    local python_side="test_out_casting_follows_numpy or test_integers_and_bools_promote_like_exp or test_unsupported_dtypes_raise_type_error or test_unknown_precision or test_scalars_give_numpy_scalars or test_dask or omp_num_threads or fastact_num_threads_wins"
     mapfile -t files < <(present tests/test_api.py tests/test_layout.py tests/test_seeds.py \
         tests/test_accuracy.py tests/test_robustness.py tests/test_fuzz.py tests/test_threads.py \
         tests/test_family.py tests/test_rows.py tests/test_fused.py tests/test_half.py)
     # Two processes (pytest-xdist): once the shorter TSan run ends, the second
     # core is this run's.
     run_check "$preload" -n 2 "${files[@]}" \
-        -k "not float32_sweep and not (rounding_mode and (downward or towardzero)) and not ($SAME_PATHS)"
+        -k "not float32_sweep and not rounding_mode and not test_gated_accuracy and not ($SAME_PATHS) and not ($python_side)"
 }
 
 check_tsan() {
@@ -347,12 +356,20 @@ check_tsan() {
     # every kernel over 50k elements, for no thread path the other tests
     # lack); softmax's rows and the fused ops' thread tests.
     # test_out_behind_the_input_matches_a_copy on two threads only (ids
-    # ending -1]: one thread, nothing to race).
+    # ending -1]: one thread, nothing to race), and for relu, gelu and
+    # leaky_relu alone: the portable kernels split and order a call across
+    # threads the same way whatever they compute. Left out: test_fuzz's
+    # ufunc methods that run on one thread (at, outer, reduce, reduceat,
+    # accumulate but the long ones with threads) and the thread-count
+    # variables read in subprocesses (no thread runs there but the pool's
+    # start, which the other test_threads tests cover).
+    local one_thread="test_at_applies or test_outer_is or test_reduce_is or test_reduceat_is or test_accumulate_is or test_unary_ufuncs_have_no_reductions or omp_num_threads or fastact_num_threads_wins"
+    local other_functions="test_out_behind_the_input_matches_a_copy and not (relu- or gelu- or leaky_relu-)"
     mapfile -t files < <(present tests/test_layout.py tests/test_api.py tests/test_threads.py \
         tests/test_robustness.py tests/test_fuzz.py tests/test_rows.py tests/test_fused.py)
     local fuzz_scale=0.1
     run_check "$preload" "${files[@]}" \
-        -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not rounding_mode and not ($SAME_PATHS) and not (test_out_behind_the_input_matches_a_copy and (float32-1 or float64-1))"
+        -k "(thread or overlap or concurren or pool or fork or test_robustness or test_fuzz) and not rounding_mode and not ($SAME_PATHS) and not (test_out_behind_the_input_matches_a_copy and (float32-1 or float64-1)) and not ($one_thread) and not ($other_functions)"
 }
 
 # The checks run side by side (pytest runs on one core, but for the thread
