@@ -39,6 +39,17 @@ def test_wide_table_has_a_column_per_implementation(capsys):
     assert "| function | direction | dtype | size | threads | fastact | fastact-fast | numpy |" in out
 
 
+def test_from_output_rows_time_sigmoid_and_tanh_only(capsys):
+    """The derivative from the forward's output: fastact's *_backward_from_output
+    against NumPy's formula on the same saved output; no such row for relu."""
+    out = run(capsys, "--functions", "relu,sigmoid,tanh", "--directions", "from_output")
+    rows = [line for line in out.splitlines() if "| from y |" in line]
+    assert [line.split("|")[1].strip() for line in rows] == ["sigmoid", "tanh"], out
+    for line in rows:
+        # fastact's one tier (the fast one has no such function), numpy, the ratio
+        assert re.search(r"\| from y \| float32 \| 1e3 \| 1 \| [0-9.]+ \| numpy [0-9.]+ \| [0-9.]+× \|$", line), line
+
+
 def test_isa_picks_the_kernel_set(capsys, restore_isa):
     out = run(capsys, "--isa", "scalar")
     assert "ISA scalar" in out

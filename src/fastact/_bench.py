@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import fastact as fa
-from fastact._peers import (DIRECTIONS, DTYPES, HALF, IMPLS, Unsupported, available, build,
+from fastact._peers import (DIRECTIONS, DTYPES, FROM_OUTPUT, HALF, IMPLS, Unsupported, available, build,
                             dtype_of, jax_pool_threads, make_inputs, using_threads, version)
 from fastact._registry import ACTIVATIONS
 from fastact import _peers_rows as rows
@@ -145,8 +145,9 @@ def parse_args(argv):
                         help=f"thread counts (default {','.join(map(str, sorted({1, top})))})")
     parser.add_argument("--functions", type=_csv(str, list(ACTIVATIONS)), default=list(ACTIVATIONS),
                         help=f"default all: {','.join(ACTIVATIONS)}")
-    parser.add_argument("--directions", type=_csv(str, DIRECTIONS), default=list(DIRECTIONS),
-                        help="default forward,backward")
+    parser.add_argument("--directions", type=_csv(str, DIRECTIONS), default=["forward", "backward"],
+                        help="default forward,backward; from_output: sigmoid's and tanh's derivative "
+                             "from the forward's output, as autograd runs them")
     parser.add_argument("--repeat", type=_positive, default=15,
                         help="interleaved samples per implementation; the median is shown "
                              "(default 15)")
@@ -205,7 +206,8 @@ def run(args, progress=sys.stderr):
     impls = [i for i in IMPLS if available(i) and i in args.impls]
     cells = [(dtype, size, name, direction, threads)
              for dtype in args.dtypes for size in args.sizes for name in args.functions
-             for direction in args.directions for threads in args.threads]
+             for direction in args.directions for threads in args.threads
+             if direction != "from_output" or name in FROM_OUTPUT]
     records, inputs = [], None
     for done, (dtype, size, name, direction, threads) in enumerate(cells, 1):
         print(f"[{done}/{len(cells)}] {name} {direction} {dtype} {size_label(size)} "
@@ -232,7 +234,8 @@ def run_structured(args, progress=sys.stderr):
     and thread count as run() does; "size" is the output's elements."""
     impls = [i for i in rows.IMPLS if rows.available(i) and (i in args.impls or i == "ort-contrib"
                                                              and "onnxruntime" in args.impls)]
-    cases = list(rows.cases(args.structured, args.directions, quick=args.quick))
+    directions = [d for d in args.directions if d != "from_output"]    # elementwise only
+    cases = list(rows.cases(args.structured, directions, quick=args.quick))
     records = []
     for done, (name, direction, shape, axis) in enumerate(cases, 1):
         arrays = rows.make_case_inputs(name, direction, shape, axis)
@@ -308,7 +311,8 @@ def call_costs(args):
         calls = {"np.negative": lambda: np.negative(x, out=y)}
         for name in args.functions:
             for direction in args.directions:
-                calls[(name, direction)] = build("fastact", name, direction, g, x, y, 1)
+                if direction != "from_output" or name in FROM_OUTPUT:
+                    calls[(name, direction)] = build("fastact", name, direction, g, x, y, 1)
         with using_threads(1):
             samples = time_interleaved(calls, args.repeat, args.sample_time)
         base = statistics.median(samples.pop("np.negative"))
@@ -432,7 +436,7 @@ def compact_table(records):
     dtypes = list(dict.fromkeys(r["dtype"] for r in records))
     order = {key: (list(ACTIVATIONS).index(key[0]), DIRECTIONS.index(key[1]), dtypes.index(key[2]), *key[3:])
              for key in cells}
-    short = {"forward": "fwd", "backward": "bwd"}
+    short = {"forward": "fwd", "backward": "bwd", "from_output": "from y"}
     tier = {"fastact": "fastact", "fastact-fast": "fast"}
     lines = ["| function | dir | dtype | size | thr | " + " | ".join(tier.get(i, i) for i in ours)
              + " | fastest peer | " + " | ".join(f"{tier.get(i, i)} ×" for i in ours) + " |",

@@ -22,7 +22,10 @@ import fastact as fa
 from fastact._manifest import TIERS
 from fastact._registry import ACTIVATIONS
 
-DIRECTIONS = ("forward", "backward")
+DIRECTIONS = ("forward", "backward", "from_output")
+# from_output: the derivative from the forward's saved output, as autograd
+# runs sigmoid's and tanh's backward (fastact's *_backward_from_output)
+FROM_OUTPUT = ("sigmoid", "tanh")
 SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 INV_SQRT_2 = math.sqrt(0.5)
 INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -668,7 +671,31 @@ def version(impl):
 def build(impl, name, direction, g, x, y, threads):
     """The timed callable, or Unsupported; imports the peer (so using_threads sees it)."""
     load(impl)
+    if direction == "from_output":
+        return _from_output(impl, name, g, x, y, threads)
     return IMPLS[impl].build(name, direction, g, x, y, threads)
+
+
+def _from_output(impl, name, g, x, y, threads):
+    """g·f'(x) computed from the forward's output s = f(x), for sigmoid and
+    tanh: fastact's *_backward_from_output, torch's backward (the aten op
+    autograd runs on the saved output, as in the "backward" rows), NumPy's
+    formula on s, and the memory floor of a backward."""
+    if name not in FROM_OUTPUT:
+        raise Unsupported(f"{name} has no derivative from its output here")
+    if impl in ("torch", "memory"):
+        return IMPLS[impl].build(name, "backward", g, x, y, threads)
+    saved = getattr(fa, name)(x)
+    if impl == "fastact":
+        fn = getattr(fa, f"{name}_backward_from_output")
+        return lambda: fn(g, saved, out=y)
+    if impl == "numpy":
+        if name == "sigmoid":
+            fn = lambda: np.multiply(g, saved * (1 - saved), out=y)
+        else:
+            fn = lambda: np.multiply(g, 1 - saved * saved, out=y)
+        return _first_call(fn, "numpy", x.dtype) if x.dtype.name in HALF else fn
+    raise Unsupported(f"{impl}: no derivative from the output here")
 
 
 @contextmanager
