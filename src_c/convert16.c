@@ -24,6 +24,7 @@
 #include <immintrin.h>
 
 #include "half_ties_avx2.h"
+#include "stream16_avx2.h"
 #define FA_X86_CONVERT 1
 #endif
 
@@ -211,7 +212,6 @@ FA_AVX2_ static int bf16_ties_avx2_(const float *src, ptrdiff_t n, uint64_t *tie
 }
 
 FA_DEFINE_BF16_(avx2, FA_AVX2_, bf16_ties_avx2_)
-FA_DEFINE_RELU16_FWD_(avx2, FA_AVX2_)
 
 FA_AVX2_ static void widen_f16_avx2(const uint16_t *src, float *dst, ptrdiff_t n) {
     ptrdiff_t i = 0;
@@ -242,26 +242,38 @@ FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n
     return any;
 }
 
-/* relu's backward in 16-bit lanes (the compiler's version widens them) */
-FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16) {
-    const uint16_t *g = in[0], *x = in[1];
+/* relu in 16-bit lanes (the compiler's version of the backward widens
+ * them), streamed past the caches (stream16_avx2.h). Forward: x where it is
+ * positive as an int16 (sign clear, not zero), x's NaN made quiet, else +0. */
+FA_AVX2_ static void relu_fwd_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16) {
     const __m256i magnitude = _mm256_set1_epi16(0x7fff), inf = _mm256_set1_epi16(bf16 ? 0x7f80 : 0x7c00);
     const __m256i quiet = _mm256_set1_epi16(bf16 ? 0x40 : 0x200);
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i)), w = _mm256_loadu_si256((const __m256i *)(g + i));
-        __m256i x_nan = _mm256_cmpgt_epi16(_mm256_and_si256(v, magnitude), inf);
-        __m256i g_nan = _mm256_cmpgt_epi16(_mm256_and_si256(w, magnitude), inf);
-        __m256i g_out = _mm256_or_si256(w, _mm256_and_si256(g_nan, quiet));
-        __m256i low = _mm256_and_si256(x_nan, _mm256_or_si256(v, quiet));
-        /* x > 0: positive as an int16 (sign clear, not zero) and not NaN */
-        __m256i positive = _mm256_andnot_si256(_mm256_cmpgt_epi16(v, inf), _mm256_cmpgt_epi16(v, _mm256_setzero_si256()));
-        _mm256_storeu_si256((__m256i *)(out + i), _mm256_blendv_epi8(low, g_out, positive));
+#define FA_RELU16_AVX2_(at, to, store)                                                            \
+    {                                                                                             \
+        __m256i v = _mm256_loadu_si256((const __m256i *)at[0]);                                   \
+        __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(v, magnitude), inf);                    \
+        __m256i kept = _mm256_and_si256(v, _mm256_cmpgt_epi16(v, _mm256_setzero_si256()));       \
+        store((__m256i *)(to), _mm256_blendv_epi8(kept, _mm256_or_si256(v, quiet), nan));         \
     }
-    if (i < n) {
-        const uint16_t *rest[2] = {g + i, x + i};
-        relu_bwd_portable(rest, out + i, n - i, bf16);
+    FA_LOOP16_STREAMED_(1, FA_RELU16_AVX2_)
+#undef FA_RELU16_AVX2_
+}
+FA_AVX2_ static void relu_bwd_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16) {
+    const __m256i magnitude = _mm256_set1_epi16(0x7fff), inf = _mm256_set1_epi16(bf16 ? 0x7f80 : 0x7c00);
+    const __m256i quiet = _mm256_set1_epi16(bf16 ? 0x40 : 0x200);
+#define FA_RELU16_BWD_AVX2_(at, to, store)                                                        \
+    {                                                                                             \
+        __m256i w = _mm256_loadu_si256((const __m256i *)at[0]), v = _mm256_loadu_si256((const __m256i *)at[1]); \
+        __m256i x_nan = _mm256_cmpgt_epi16(_mm256_and_si256(v, magnitude), inf);                  \
+        __m256i g_nan = _mm256_cmpgt_epi16(_mm256_and_si256(w, magnitude), inf);                  \
+        __m256i g_out = _mm256_or_si256(w, _mm256_and_si256(g_nan, quiet));                       \
+        __m256i low = _mm256_and_si256(x_nan, _mm256_or_si256(v, quiet));                         \
+        /* x > 0: positive as an int16 (sign clear, not zero) and not NaN */                      \
+        __m256i positive = _mm256_andnot_si256(_mm256_cmpgt_epi16(v, inf), _mm256_cmpgt_epi16(v, _mm256_setzero_si256())); \
+        store((__m256i *)(to), _mm256_blendv_epi8(low, g_out, positive));                         \
     }
+    FA_LOOP16_STREAMED_(2, FA_RELU16_BWD_AVX2_)
+#undef FA_RELU16_BWD_AVX2_
 }
 
 /* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f'
@@ -569,7 +581,7 @@ FA_AVX2_ static int hardswish_bf16_avx2(const uint16_t *g, const uint16_t *x, ui
 static const fa_convert16_set avx2 = {
     {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2, from_output_f16_avx2, hardswish_f16_avx2},
     {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2, from_output_bf16_avx2, hardswish_bf16_avx2},
-    relu_fwd_avx2,
+    relu_fwd_lanes_avx2,
     relu_bwd_lanes_avx2,
 };
 

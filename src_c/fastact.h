@@ -113,6 +113,14 @@ double fa_now_ns(void);
  * one thread, with the workers parked (the conservative case) */
 ptrdiff_t fa_min_per_thread(double ns_per_element);
 
+/* Outputs of the memory-bound loops (ReLU's, and the 16-bit clamps') beyond
+ * this many bytes per call, well past the caches, are stored with streaming
+ * stores: they skip the caches and do not first read each destination line,
+ * which otherwise costs a third of a forward's traffic. */
+#ifndef FA_STREAM_MIN_BYTES
+#define FA_STREAM_MIN_BYTES (16 << 20) /* Zen 3: half an L3 slice; measured */
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@
 #include <immintrin.h>
 
 #include "half_ties_avx2.h"
+#include "stream16_avx2.h"
 #define FA_X86_PIECEWISE16 1
 #endif
 
@@ -239,31 +240,31 @@ FA_AVX2_ static FA_BODY_ void body_clamp16_avx2(const uint16_t *const *in, uint1
                                                 const limits16 *keys) {
     const __m256i lo = _mm256_set1_epi16((short)keys->lo), hi = _mm256_set1_epi16((short)keys->hi);
     const __m256i lo_up = _mm256_set1_epi16(keys->lo_up), hi_down = _mm256_set1_epi16(keys->hi_down);
-#define FA_CLAMP16_AVX2_(at, to)                                                                \
+#define FA_CLAMP16_AVX2_(at, to, store)                                                         \
     {                                                                                           \
         __m256i x = _mm256_loadu_si256((const __m256i *)at[0]), key = order_key_avx2(x), quiet;  \
         __m256i nan = nan16_avx2(x, bf16, &quiet);                                              \
         __m256i y = _mm256_blendv_epi8(x, hi, _mm256_cmpgt_epi16(key, hi_down));                \
         y = _mm256_blendv_epi8(y, lo, _mm256_cmpgt_epi16(lo_up, key));                          \
-        _mm256_storeu_si256((__m256i *)(to), _mm256_blendv_epi8(y, quiet, nan));                  \
+        store((__m256i *)(to), _mm256_blendv_epi8(y, quiet, nan));                              \
     }
-    FA_PIECEWISE16_LOOP_(16, 1, FA_CLAMP16_AVX2_)
+    FA_LOOP16_STREAMED_(1, FA_CLAMP16_AVX2_)
 #undef FA_CLAMP16_AVX2_
 }
 /* g where lo < x < hi, +0 elsewhere, x's NaN (quiet) where x is NaN */
 FA_AVX2_ static FA_BODY_ void body_pass_between16_lanes_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n,
                                                              int bf16, const limits16 *keys) {
     const __m256i lo_down = _mm256_set1_epi16(keys->lo_down), hi_up = _mm256_set1_epi16(keys->hi_up);
-#define FA_BETWEEN16_AVX2_(at, to)                                                              \
+#define FA_BETWEEN16_AVX2_(at, to, store)                                                       \
     {                                                                                           \
         __m256i g = _mm256_loadu_si256((const __m256i *)at[0]), g_quiet;                        \
         __m256i x = _mm256_loadu_si256((const __m256i *)at[1]), key = order_key_avx2(x), x_quiet; \
         __m256i g_nan = nan16_avx2(g, bf16, &g_quiet), x_nan = nan16_avx2(x, bf16, &x_quiet);   \
         __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi16(key, lo_down), _mm256_cmpgt_epi16(hi_up, key)); \
         __m256i y = _mm256_and_si256(inside, _mm256_blendv_epi8(g, g_quiet, g_nan));            \
-        _mm256_storeu_si256((__m256i *)(to), _mm256_blendv_epi8(y, x_quiet, x_nan));              \
+        store((__m256i *)(to), _mm256_blendv_epi8(y, x_quiet, x_nan));                          \
     }
-    FA_PIECEWISE16_LOOP_(16, 2, FA_BETWEEN16_AVX2_)
+    FA_LOOP16_STREAMED_(2, FA_BETWEEN16_AVX2_)
 #undef FA_BETWEEN16_AVX2_
 }
 FA_AVX2_ static FA_BODY_ void body_clamp_avx2(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16, const float *limits) {

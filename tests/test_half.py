@@ -800,6 +800,35 @@ def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
                                       widen(round_once(widen(g) * float(np.float32(slope)), half)))
 
 
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh"])
+def test_large_outputs_stream_from_any_alignment(isa, half, name):
+    """Beyond 16 MiB of output, relu, relu6 and hardtanh store past the caches
+    (AVX2), after a head up to the output's first 32-byte boundary: the bits
+    the same calls give on pieces small enough to be stored plainly, and
+    nothing written outside the output."""
+    dtype = HALF_TYPES[half][0]
+    n = (16 << 20) // 2 + 37
+    rng = np.random.default_rng(21)
+    x = (rng.standard_normal(n + 3) * 4).astype(np.float32).astype(dtype)
+    x[rng.choice(n + 3, 1 << 16, replace=False)] = all_values(half)  # NaNs, infinities, subnormals
+    g = rng.standard_normal(n + 3).astype(np.float32).astype(dtype)
+    g.view(np.uint16)[::1001] = NAN_BITS[half][0]
+    piece = 1 << 20
+    for backward in (False, True):
+        fn = getattr(fa, f"{name}_backward" if backward else name)
+        call = (lambda gs, xs, **out: fn(gs, xs, **out)) if backward else (lambda gs, xs, **out: fn(xs, **out))
+        for offset in (0, 1):  # heads of 0 and 15 elements before a 32-byte boundary
+            xs, gs = x[offset:offset + n], g[offset:offset + n]
+            with forced_threads(1), np.errstate(invalid="ignore"):
+                want = np.concatenate([call(gs[i:i + piece], xs[i:i + piece]) for i in range(0, n, piece)])
+                out = np.full(n + 3, 7, dtype)
+                call(gs, xs, out=out[offset:offset + n])
+            got = out[offset:offset + n].view(np.uint16)
+            wrong = np.flatnonzero(got != want.view(np.uint16))
+            assert wrong.size == 0, f"{name} backward={backward} offset {offset} [{isa}]: {wrong.size} differ, first at {wrong[:4]}"
+            assert (out[:offset] == 7).all() and (out[offset + n:] == 7).all()
+
+
 # no 16-bit value (-0.3, 2.7); equal; signed zeros; float16's subnormals and
 # below them; past float16's largest value; -inf in float32 and near
 # bfloat16's largest; a float32 subnormal; float16's and bfloat16's ties
