@@ -20,8 +20,9 @@
 # sanitizer report fails the run, also one from a subprocess a test started
 # (reports go to log files, checked after each run), as does a failing test.
 # gcc does not instrument masked loads and stores (the AVX2 and AVX-512
-# kernels' tails): both builds see them as lane loops of plain copies instead,
-# through a wrapper <immintrin.h> (below) that only these builds use.
+# kernels' tails) or streaming stores (large ReLU outputs): both builds see
+# them as lane loops of plain copies and plain stores instead, through a
+# wrapper <immintrin.h> (below) that only these builds use.
 #
 #   tools/check_sanitizers.sh
 #
@@ -124,6 +125,15 @@ FA_SAN_AVX512_ void fa_san_mask_storeu_pd(double *p, __mmask8 m, __m512d v) { FA
 #define _mm512_maskz_loadu_pd(m, p) fa_san_maskz_loadu_pd((m), (p))
 #define _mm512_mask_storeu_ps(p, m, v) fa_san_mask_storeu_ps((p), (m), (v))
 #define _mm512_mask_storeu_pd(p, m, v) fa_san_mask_storeu_pd((p), (m), (v))
+
+/* streaming stores (large ReLU outputs) as plain ones, which are instrumented */
+#define _mm_stream_ps(p, v) _mm_storeu_ps((p), (v))
+#define _mm_stream_pd(p, v) _mm_storeu_pd((p), (v))
+#define _mm256_stream_ps(p, v) _mm256_storeu_ps((p), (v))
+#define _mm256_stream_pd(p, v) _mm256_storeu_pd((p), (v))
+#define _mm256_stream_si256(p, v) _mm256_storeu_si256((p), (v))
+#define _mm512_stream_ps(p, v) _mm512_storeu_ps((p), (v))
+#define _mm512_stream_pd(p, v) _mm512_storeu_pd((p), (v))
 #endif
 SHIM
 
