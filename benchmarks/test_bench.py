@@ -1,5 +1,6 @@
 """fastact vs its peers under pytest-benchmark: every activation in the registry,
-forward and backward, float32, float64, float16 and bfloat16 (with ml_dtypes),
+forward and backward (and sigmoid's and tanh's derivative from the saved
+output, as torch's autograd takes it), float32, float64, float16 and bfloat16 (with ml_dtypes),
 1e2..1e7 elements (1e8 with --bench-huge), 1 and all threads. Each group
 (function-direction-dtype-size) holds every implementation, so pytest-benchmark's
 table compares them side by side.

@@ -809,19 +809,21 @@ def test_large_outputs_stream_from_any_alignment(isa, half, name):
     dtype = HALF_TYPES[half][0]
     n = (16 << 20) // 2 + 37
     rng = np.random.default_rng(21)
-    x = (rng.standard_normal(n + 3) * 4).astype(np.float32).astype(dtype)
-    x[rng.choice(n + 3, 1 << 16, replace=False)] = all_values(half)  # NaNs, infinities, subnormals
-    g = rng.standard_normal(n + 3).astype(np.float32).astype(dtype)
+    x = (rng.standard_normal(n + 17) * 4).astype(np.float32).astype(dtype)
+    x[rng.choice(n + 17, 1 << 16, replace=False)] = all_values(half)  # NaNs, infinities, subnormals
+    g = rng.standard_normal(n + 17).astype(np.float32).astype(dtype)
     g.view(np.uint16)[::1001] = NAN_BITS[half][0]
+    out = np.empty(n + 17, dtype)
+    aligned = (32 - out.ctypes.data % 32) % 32 // 2  # out[aligned] starts 32 bytes
     piece = 1 << 20
     for backward in (False, True):
         fn = getattr(fa, f"{name}_backward" if backward else name)
         call = (lambda gs, xs, **out: fn(gs, xs, **out)) if backward else (lambda gs, xs, **out: fn(xs, **out))
-        for offset in (0, 1):  # heads of 0 and 15 elements before a 32-byte boundary
+        for offset in (aligned, aligned + 1):  # heads of 0 and 15 elements before a 32-byte boundary
             xs, gs = x[offset:offset + n], g[offset:offset + n]
+            out[...] = 7
             with forced_threads(1), np.errstate(invalid="ignore"):
                 want = np.concatenate([call(gs[i:i + piece], xs[i:i + piece]) for i in range(0, n, piece)])
-                out = np.full(n + 3, 7, dtype)
                 call(gs, xs, out=out[offset:offset + n])
             got = out[offset:offset + n].view(np.uint16)
             wrong = np.flatnonzero(got != want.view(np.uint16))

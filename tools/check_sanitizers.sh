@@ -77,8 +77,9 @@ EOF
 chmod +x "$work/gcc-O1"
 
 # Found before the compiler's own <immintrin.h> (-I comes first), which it
-# includes; then the masked loads and stores become lane loops of plain,
-# instrumented copies, so ASan and TSan see what the kernels' tails read and
+# includes (and <emmintrin.h> likewise); then the masked loads and stores
+# become lane loops of plain, instrumented copies, and the streaming stores
+# plain stores, so ASan and TSan see what the kernels' tails read and
 # write. Same bits: masked-off lanes are not touched, and load as zero. (The
 # SIMDe-emulated AVX-512 kernels have lane loops of their own already.)
 mkdir -p "$work/shim"
@@ -126,14 +127,28 @@ FA_SAN_AVX512_ void fa_san_mask_storeu_pd(double *p, __mmask8 m, __m512d v) { FA
 #define _mm512_mask_storeu_ps(p, m, v) fa_san_mask_storeu_ps((p), (m), (v))
 #define _mm512_mask_storeu_pd(p, m, v) fa_san_mask_storeu_pd((p), (m), (v))
 
-/* streaming stores (large ReLU outputs) as plain ones, which are instrumented */
-#define _mm_stream_ps(p, v) _mm_storeu_ps((p), (v))
-#define _mm_stream_pd(p, v) _mm_storeu_pd((p), (v))
+/* streaming stores (large ReLU outputs) as plain ones, which are
+ * instrumented (SSE2's: in the emmintrin.h below, which this one includes) */
 #define _mm256_stream_ps(p, v) _mm256_storeu_ps((p), (v))
 #define _mm256_stream_pd(p, v) _mm256_storeu_pd((p), (v))
 #define _mm256_stream_si256(p, v) _mm256_storeu_si256((p), (v))
 #define _mm512_stream_ps(p, v) _mm512_storeu_ps((p), (v))
 #define _mm512_stream_pd(p, v) _mm512_storeu_pd((p), (v))
+#endif
+SHIM
+# SSE2's kernels include only <emmintrin.h> (simd_sse2.h)
+cat >"$work/shim/emmintrin.h" <<'SHIM'
+/* tools/check_sanitizers.sh: the compiler's <emmintrin.h>, with SSE's
+ * streaming stores as plain ones, which the sanitizers instrument. Its
+ * <xmmintrin.h> includes <emmintrin.h> again, which comes back here: the
+ * macros only once the outermost inclusion has declared the functions. */
+#if !defined(FA_SANITIZER_SHIM_SSE2)
+#define FA_SANITIZER_SHIM_SSE2 1
+#include_next <emmintrin.h>
+#define _mm_stream_ps(p, v) _mm_storeu_ps((p), (v))
+#define _mm_stream_pd(p, v) _mm_storeu_pd((p), (v))
+#else
+#include_next <emmintrin.h>
 #endif
 SHIM
 
@@ -369,8 +384,10 @@ check_tsan() {
     # ending -1]: one thread, nothing to race), and for relu, gelu and
     # leaky_relu alone: the portable kernels split and order a call across
     # threads the same way whatever they compute. Left out: test_fuzz's
-    # ufunc methods that run on one thread (at, outer, reduce, reduceat,
-    # accumulate but the long ones with threads) and the thread-count
+    # ufunc methods on short operands, in one thread or barely two (at,
+    # outer, reduce, reduceat, accumulate; the long ones with threads stay;
+    # broadcast operands on two threads run in the elementwise fuzz test),
+    # and the thread-count
     # variables read in subprocesses (no thread runs there but the pool's
     # start, which the other test_threads tests cover).
     local one_thread="test_at_applies or test_outer_is or test_reduce_is or test_reduceat_is or test_accumulate_is or test_unary_ufuncs_have_no_reductions or omp_num_threads or fastact_num_threads_wins"

@@ -685,17 +685,17 @@ def _from_output(impl, name, g, x, y, threads):
         raise Unsupported(f"{name} has no derivative from its output here")
     if impl in ("torch", "memory"):
         return IMPLS[impl].build(name, "backward", g, x, y, threads)
+    if impl not in ("fastact", "numpy"):
+        raise Unsupported(f"{impl}: no derivative from the output here")
     saved = getattr(fa, name)(x)
     if impl == "fastact":
         fn = getattr(fa, f"{name}_backward_from_output")
         return lambda: fn(g, saved, out=y)
-    if impl == "numpy":
-        if name == "sigmoid":
-            fn = lambda: np.multiply(g, saved * (1 - saved), out=y)
-        else:
-            fn = lambda: np.multiply(g, 1 - saved * saved, out=y)
-        return _first_call(fn, "numpy", x.dtype) if x.dtype.name in HALF else fn
-    raise Unsupported(f"{impl}: no derivative from the output here")
+    if name == "sigmoid":
+        fn = lambda: np.multiply(g, saved * (1 - saved), out=y)
+    else:
+        fn = lambda: np.multiply(g, 1 - saved * saved, out=y)
+    return _first_call(fn, "numpy", x.dtype) if x.dtype.name in HALF else fn
 
 
 @contextmanager
