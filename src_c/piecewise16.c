@@ -12,15 +12,13 @@
  *    than 2^-21 of it (loops.c), so it rounds to the 16-bit type as the
  *    correctly rounded quotient does. (x + 3 is inexact in float32 only for
  *    |x| below about 2^-12, where the result is 0.5 + x/6, far from a tie.)
- *  - leaky_relu's product p = x s (or g s) is rounded to odd in float32 from
- *    its exact remainder x s - p (an FMA): rounding that to the 16-bit type
- *    is rounding x s once, float32 having more than two bits to spare. The
- *    remainder has bits down to 2^-31 of p for bfloat16 (8 + 24 bits), 2^-34
- *    for float16: below 2^-101 it may not fit a normal float32 (nor survive
- *    flush-to-zero), so a bfloat16 product there is computed in float64; a
- *    float16 one that small rounds to zero either way. AVX2 rounds the
- *    plain product instead and redoes the lanes that rounding may get
- *    wrong (store_product_avx2): fewer instructions.
+ *  - leaky_relu's product p = x s (or g s) is rounded as it is, and the
+ *    lanes that rounding may get wrong are redone in float64 (exact: at most
+ *    11 + 24 bits): a 16-bit tie is a float32, so p rounds as x s does
+ *    unless p lies on (float16) or within 2 float32 ULPs of (bfloat16) a
+ *    tie; and bfloat16's products below 2^-100, where float32 is coarse or
+ *    flushed (store_product_avx2; AVX-512 likewise, but for float16's
+ *    backward, which rounds the product to odd first: product_to_odd_avx512).
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -462,6 +460,13 @@ FA_AVX512_ static inline __m512 pass_between_avx512(__m512 g, __m512 x, __m512 l
 
 FA_AVX512_ static FA_BODY_ void body_clamp_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                    const float *limits) {
+    /* AVX2's loop on the 16-bit values: AVX-512F has no 16-bit compares,
+     * and widening to compare took twice as long (Zen 4, bfloat16) */
+    limits16 keys;
+    if (!denormals_are_zero() && limits16_for(limits, bf16, &keys)) {
+        body_clamp16_avx2(in, out, n, bf16, &keys);
+        return;
+    }
     const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
 #define FA_CLAMP_AVX512_(at, to)                                                        \
     {                                                                                   \
@@ -474,6 +479,11 @@ FA_AVX512_ static FA_BODY_ void body_clamp_avx512(const uint16_t *const *in, uin
 }
 FA_AVX512_ static FA_BODY_ void body_pass_between16_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                               const float *limits) {
+    limits16 keys; /* as the clamp */
+    if (!denormals_are_zero() && limits16_for(limits, bf16, &keys)) {
+        body_pass_between16_lanes_avx2(in, out, n, bf16, &keys);
+        return;
+    }
     const __m512 lo = _mm512_set1_ps(limits[0]), hi = _mm512_set1_ps(limits[1]);
 #define FA_BETWEEN_AVX512_(at, to) \
     store_avx512(to, pass_between_avx512(load_avx512(at[0], bf16), load_avx512(at[1], bf16), lo, hi), bf16);
@@ -505,7 +515,96 @@ FA_AVX512_ static FA_BODY_ void body_hardsigmoid_bwd_avx512(const uint16_t *cons
 #undef FA_HARDSIGMOID_BWD_AVX512_
 }
 
-FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s, __mmask16 *tiny) {
+/* leaky_relu as AVX2 computes it (store_product_avx2): the plain product
+ * rounded, the lanes that rounding may get wrong redone in float64 (on Zen 4,
+ * 1.3-2x faster than rounding every product to odd first). bfloat16 takes 32
+ * elements a vector: the even ones widened by a shift, the odd ones by a
+ * mask, the results put back the same way, and no shuffles between. */
+FA_AVX512_ static inline __mmask16 half_exact_tie_lanes_avx512(__m512 x) { /* as half_exact_tie_lanes_avx2 */
+    const __m512 smallest_normal = _mm512_set1_ps(0x1p-14f);
+    __m512 magnitude = _mm512_abs_ps(x);
+    __m512 shift = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
+    __m512i low = _mm512_and_si512(_mm512_castps_si512(_mm512_add_ps(magnitude, shift)), _mm512_set1_epi32(0x1fff));
+    return _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x1000));
+}
+/* lanes within 2 float32 ULPs of a bfloat16 tie, as store_product_avx2 */
+FA_AVX512_ static inline __mmask16 bf16_near_tie_lanes_avx512(__m512 y) {
+    __m512i low = _mm512_and_si512(_mm512_castps_si512(y), _mm512_set1_epi32(0xffff));
+    return _mm512_cmple_epu32_mask(_mm512_sub_epi32(low, _mm512_set1_epi32(0x8000 - 2)), _mm512_set1_epi32(4));
+}
+/* lanes with 0 < |v| < tiny (bfloat16's products below 2^-100) */
+FA_AVX512_ static inline __mmask16 tiny_lanes_avx512(__m512 v, __m512 tiny) {
+    __m512 magnitude = _mm512_abs_ps(v);
+    return _mm512_cmp_ps_mask(magnitude, tiny, _CMP_LT_OQ) & _mm512_cmp_ps_mask(magnitude, _mm512_setzero_ps(), _CMP_GT_OQ);
+}
+/* the two halves' results, rounded half up (the ties are redone), packed back */
+FA_AVX512_ static inline __m512i bf16_pack_halves_avx512(__m512 even, __m512 odd) {
+    const __m512i half = _mm512_set1_epi32(0x8000);
+    __m512i low = _mm512_srli_epi32(_mm512_add_epi32(_mm512_castps_si512(even), half), 16);
+    __m512i high = _mm512_and_si512(_mm512_add_epi32(_mm512_castps_si512(odd), half), _mm512_set1_epi32((int)0xffff0000u));
+    return _mm512_or_si512(low, high);
+}
+/* element 2k of `to` (even) or 2k + 1 (odd) redone from v0[k] or v1[k]
+ * (the widened inputs: `to` may be where they were read from) */
+FA_AVX512_ static void redo_halves_avx512(uint16_t *to, __m512 v0, __m512 v1, float s, unsigned even, unsigned odd) {
+    float lanes[2][16];
+    _mm512_storeu_ps(lanes[0], v0);
+    _mm512_storeu_ps(lanes[1], v1);
+    for (int k = 0; even | odd; k++, even >>= 1, odd >>= 1) {
+        if (even & 1) to[2 * k] = scaled_portable(lanes[0][k], s, 1);
+        if (odd & 1) to[2 * k + 1] = scaled_portable(lanes[1][k], s, 1);
+    }
+}
+FA_AVX512_ static void redo_lanes_avx512(uint16_t *to, __m512 v, float s, unsigned lanes_to_redo) {
+    float lanes[16];
+    _mm512_storeu_ps(lanes, v);
+    redo_tiny(to, lanes, s, (int)lanes_to_redo, 0);
+}
+FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
+                                         const float *limits) {
+    if (limits[0] != limits[0]) { /* a NaN slope: as AVX2 */
+        leaky_relu_portable(in, out, n, bf16, limits);
+        return;
+    }
+    const __m512 s = _mm512_set1_ps(limits[0]), zero = _mm512_setzero_ps();
+    const __m512 tiny_x = _mm512_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
+    /* x where x > 0, else x s (a NaN x: x s, x's NaN made quiet) */
+#define FA_LEAKY_HALF_AVX512_(x, positive)                                                          \
+    _mm512_mask_mov_ps(_mm512_mul_ps(x, s), positive = _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x)
+#define FA_LEAKY_BF16_AVX512_(at, to)                                                               \
+    {                                                                                               \
+        __m512i v = _mm512_loadu_si512(at[0]);                                                      \
+        __m512 x0 = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));                                  \
+        __m512 x1 = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)));  \
+        __mmask16 positive0, positive1;                                                             \
+        __m512 y0 = FA_LEAKY_HALF_AVX512_(x0, positive0), y1 = FA_LEAKY_HALF_AVX512_(x1, positive1); \
+        _mm512_storeu_si512(to, bf16_pack_halves_avx512(y0, y1));                                   \
+        __mmask16 redo0 = bf16_near_tie_lanes_avx512(y0) | (tiny_lanes_avx512(x0, tiny_x) & ~positive0); \
+        __mmask16 redo1 = bf16_near_tie_lanes_avx512(y1) | (tiny_lanes_avx512(x1, tiny_x) & ~positive1); \
+        if (redo0 | redo1) redo_halves_avx512(to, x0, x1, limits[0], redo0, redo1);                 \
+    }
+#define FA_LEAKY_F16_AVX512_(at, to)                                                                \
+    {                                                                                               \
+        __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[0]));                     \
+        __mmask16 positive;                                                                         \
+        __m512 y = FA_LEAKY_HALF_AVX512_(x, positive);                                              \
+        _mm256_storeu_si256((__m256i *)(to), _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));        \
+        __mmask16 redo = half_exact_tie_lanes_avx512(y);                                            \
+        if (redo) redo_lanes_avx512(to, x, limits[0], redo);                                        \
+    }
+    if (bf16) {
+        FA_PIECEWISE16_LOOP_(32, 1, FA_LEAKY_BF16_AVX512_)
+    } else {
+        FA_PIECEWISE16_LOOP_(16, 1, FA_LEAKY_F16_AVX512_)
+    }
+#undef FA_LEAKY_F16_AVX512_
+#undef FA_LEAKY_BF16_AVX512_
+}
+/* v s rounded to odd in float32 from its exact remainder: rounding that to
+ * float16 is rounding v s once (float32 has more than two bits to spare; a
+ * product too small for the remainder to be a normal float32 rounds to zero
+ * in float16 either way) */
+FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s) {
     __m512 p = _mm512_mul_ps(v, s);
     __m512 remainder = _mm512_fmsub_ps(v, s, p);
     __m512i bits = _mm512_castps_si512(p), one = _mm512_set1_epi32(1);
@@ -514,55 +613,63 @@ FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s, __mmas
     __mmask16 above = _mm512_cmplt_epi32_mask(_mm512_xor_si512(_mm512_castps_si512(remainder), bits),
                                               _mm512_setzero_si512());
     __m512i odd = _mm512_or_si512(_mm512_mask_sub_epi32(bits, above, bits, one), one);
-    __m512 magnitude = _mm512_abs_ps(p);
     __mmask16 inexact = _mm512_cmp_ps_mask(remainder, _mm512_setzero_ps(), _CMP_NEQ_OQ) &
-                        _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-    *tiny = _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(0x1p-101f), _CMP_LT_OQ) &
-            _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+                        _mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
     return _mm512_mask_mov_ps(p, inexact, _mm512_castsi512_ps(odd));
 }
-FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
-                                         const float *limits) {
-    const __m512 s = _mm512_set1_ps(limits[0]);
-#define FA_LEAKY_AVX512_(at, to)                                                                     \
-    {                                                                                                \
-        __m512 x = load_avx512(at[0], bf16);                                                         \
-        __mmask16 tiny;                                                                              \
-        __m512 scaled = product_to_odd_avx512(x, s, &tiny);                                          \
-        __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ) |                    \
-                         _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                                     \
-        store_avx512(to, _mm512_mask_mov_ps(scaled, keep, x), bf16);                                 \
-        tiny &= (__mmask16)~keep;                                                                    \
-        if (bf16 && tiny) {                                                                          \
-            float lanes[16];                                                                         \
-            _mm512_storeu_ps(lanes, x);                                                              \
-            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
-        }                                                                                            \
-    }
-    FA_PIECEWISE16_LOOP_(16, 1, FA_LEAKY_AVX512_)
-#undef FA_LEAKY_AVX512_
+/* g s where x <= 0, g where x > 0 (bfloat16: a signaling NaN made quiet,
+ * -0 kept), x's NaN made quiet where x is NaN; *product: the lanes of g s */
+FA_AVX512_ static inline __m512 leaky_bwd_lanes_avx512(__m512 g, __m512 x, __m512 s, __m512 one, __mmask16 *product,
+                                                       int bf16) {
+    __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    *product = (__mmask16)~(positive | nan);
+    __m512 y = _mm512_mask_mov_ps(_mm512_mul_ps(g, s), positive, bf16 ? _mm512_mul_ps(g, one) : g);
+    return _mm512_mask_add_ps(y, nan, x, _mm512_setzero_ps());
 }
 FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                              const float *limits) {
-    const __m512 s = _mm512_set1_ps(limits[0]);
-#define FA_LEAKY_BWD_AVX512_(at, to)                                                                 \
-    {                                                                                                \
-        __m512 g = load_avx512(at[0], bf16), x = load_avx512(at[1], bf16);                           \
-        __mmask16 tiny;                                                                              \
-        __m512 scaled = product_to_odd_avx512(g, s, &tiny);                                          \
-        __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);                 \
-        __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                                      \
-        __m512 y = _mm512_mask_mov_ps(scaled, positive, g);                                          \
-        store_avx512(to, _mm512_mask_add_ps(y, nan, x, _mm512_setzero_ps()), bf16);                 \
-        tiny &= (__mmask16)~(positive | nan);                                                        \
-        if (bf16 && tiny) {                                                                          \
-            float lanes[16];                                                                         \
-            _mm512_storeu_ps(lanes, g);                                                              \
-            redo_tiny(to, lanes, limits[0], tiny, bf16);                                             \
-        }                                                                                            \
+    if (limits[0] != limits[0]) { /* as the forward */
+        leaky_relu_bwd_portable(in, out, n, bf16, limits);
+        return;
     }
-    FA_PIECEWISE16_LOOP_(16, 2, FA_LEAKY_BWD_AVX512_)
-#undef FA_LEAKY_BWD_AVX512_
+    const __m512 s = _mm512_set1_ps(limits[0]), one = _mm512_set1_ps(fa_quieting_one);
+    const __m512 tiny_g = _mm512_set1_ps(limits[0] == 0 ? 0.0f : (float)fmin(0x1p-100 / fabs(limits[0]), 0x1p127));
+#define FA_LEAKY_BWD_BF16_AVX512_(at, to)                                                           \
+    {                                                                                               \
+        const __m512i high = _mm512_set1_epi32((int)0xffff0000u);                                   \
+        __m512i gv = _mm512_loadu_si512(at[0]), xv = _mm512_loadu_si512(at[1]);                     \
+        __m512 g0 = _mm512_castsi512_ps(_mm512_slli_epi32(gv, 16));                                 \
+        __m512 g1 = _mm512_castsi512_ps(_mm512_and_si512(gv, high));                                \
+        __m512 x0 = _mm512_castsi512_ps(_mm512_slli_epi32(xv, 16));                                 \
+        __m512 x1 = _mm512_castsi512_ps(_mm512_and_si512(xv, high));                                \
+        __mmask16 product0, product1;                                                               \
+        __m512 y0 = leaky_bwd_lanes_avx512(g0, x0, s, one, &product0, 1);                           \
+        __m512 y1 = leaky_bwd_lanes_avx512(g1, x1, s, one, &product1, 1);                           \
+        _mm512_storeu_si512(to, bf16_pack_halves_avx512(y0, y1));                                   \
+        __mmask16 redo0 = bf16_near_tie_lanes_avx512(y0) | (tiny_lanes_avx512(g0, tiny_g) & product0); \
+        __mmask16 redo1 = bf16_near_tie_lanes_avx512(y1) | (tiny_lanes_avx512(g1, tiny_g) & product1); \
+        if (redo0 | redo1) redo_halves_avx512(to, g0, g1, limits[0], redo0, redo1);                 \
+    }
+    /* float16 rounds g s to odd in float32 first (its exact remainder, one
+     * FMA), then once to float16: no lane to redo. The redo, as above, ran
+     * 0.82-0.90x as fast here (Zen 4), though 1.2-1.6x in the forward. */
+#define FA_LEAKY_BWD_F16_AVX512_(at, to)                                                            \
+    {                                                                                               \
+        __m512 g = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[0]));                     \
+        __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[1]));                     \
+        __mmask16 product;                                                                          \
+        __m512 y = leaky_bwd_lanes_avx512(g, x, s, one, &product, 0);                               \
+        y = _mm512_mask_mov_ps(y, product, product_to_odd_avx512(g, s));                            \
+        _mm256_storeu_si256((__m256i *)(to), _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));        \
+    }
+    if (bf16) {
+        FA_PIECEWISE16_LOOP_(32, 2, FA_LEAKY_BWD_BF16_AVX512_)
+    } else {
+        FA_PIECEWISE16_LOOP_(16, 2, FA_LEAKY_BWD_F16_AVX512_)
+    }
+#undef FA_LEAKY_BWD_F16_AVX512_
+#undef FA_LEAKY_BWD_BF16_AVX512_
+#undef FA_LEAKY_HALF_AVX512_
 }
 
 FA_BF16_CONSTANT_(clamp_avx512, FA_AVX512_)
