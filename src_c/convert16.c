@@ -804,11 +804,92 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx512_body(const uint1
 FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx512, FA_AVX512_)
 FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx512, FA_AVX512_)
 
+/* hardswish in one pass, as hardswish_body_avx2 (the same three roundings,
+ * brackets, marks and settling), 16 lanes a vector */
+FA_AVX512_ static inline __m512 hardswish_select_avx512(__m512 a, __m512 x, int backward, __m512 one) {
+    __m512 s = _mm512_fmadd_ps(x, _mm512_set1_ps(backward ? 2.0f : 1.0f), _mm512_set1_ps(3.0f));
+    __m512 inside = _mm512_mul_ps(a, _mm512_mul_ps(s, _mm512_set1_ps((float)(1.0 / 6))));
+    __mmask16 below_three = _mm512_cmp_ps_mask(x, _mm512_set1_ps(3.0f), _CMP_NGE_UQ);  /* x < 3 or NaN */
+    __mmask16 above_minus = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-3.0f), _CMP_NLE_UQ); /* x > -3 or NaN */
+    if (!backward)
+        return _mm512_mask_mov_ps(_mm512_set1_ps(-0.0f), above_minus, _mm512_mask_mov_ps(x, below_three, inside));
+    inside = _mm512_add_ps(inside, _mm512_setzero_ps()); /* -0 + 0 = +0 */
+    __m512 y = _mm512_maskz_mov_ps(above_minus, _mm512_mask_mov_ps(_mm512_mul_ps(a, one), below_three, inside));
+    return _mm512_mask_add_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x, _mm512_setzero_ps());
+}
+FA_AVX512_ FA_INLINE_ALWAYS_ static __mmask16 hardswish_vector_avx512(const uint16_t *g, const uint16_t *x, uint16_t *to,
+                                                                     uint32_t window, int bf16, int backward,
+                                                                     __m512 one) {
+    __m512 xw = bf16 ? bf16_lanes_avx512(x) : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)x));
+    __m512 a = !backward ? xw : bf16 ? bf16_lanes_avx512(g) : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g));
+    __m512 y = hardswish_select_avx512(a, xw, backward, one);
+    if (!bf16) { /* y rounded; the lanes whose bracket rounds apart */
+        __m256i lo = _mm512_cvtps_ph(_mm512_mul_ps(y, _mm512_set1_ps(1 - 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+        __m256i hi = _mm512_cvtps_ph(_mm512_mul_ps(y, _mm512_set1_ps(1 + 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_si256((__m256i *)to, lo);
+        __m512i apart = _mm512_cvtepu16_epi32(_mm256_xor_si256(lo, hi));
+        return _mm512_test_epi32_mask(apart, apart);
+    }
+    /* rounded half up; the lanes within `window` ULPs of a tie (NaNs here
+     * have their low 16 bits zero: widened, or the default NaN) */
+    __m512i bits = _mm512_castps_si512(y);
+    __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x8000)), 16);
+    _mm256_storeu_si256((__m256i *)to, _mm512_cvtepi32_epi16(rounded));
+    __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(bits, _mm512_set1_epi32(0xffff)),
+                                        _mm512_set1_epi32((int)(0x8000 - window)));
+    return _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
+}
+FA_AVX512_ FA_INLINE_ALWAYS_ static int hardswish_body_avx512(const uint16_t *g, const uint16_t *x, uint16_t *dst,
+                                                              ptrdiff_t n, uint64_t *ties, uint32_t window, int bf16,
+                                                              int backward) {
+    const __m512 one = _mm512_set1_ps(fa_quieting_one);
+    ptrdiff_t i = 0;
+    int any = 0;
+    /* marked without a branch, a word of the bitmap at a time (as AVX2) */
+    for (; i + 64 <= n; i += 64) {
+        uint64_t word = 0;
+        for (int k = 0; k < 64; k += 16)
+            word |= (uint64_t)hardswish_vector_avx512(g + i + k, x + i + k, dst + i + k, window, bf16, backward, one) << k;
+        ties[i / 64] = word;
+        any |= word != 0;
+    }
+    if (i < n) ties[i / 64] = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 lanes = hardswish_vector_avx512(g + i, x + i, dst + i, window, bf16, backward, one);
+        FA_MARK_TIES_(ties, i, lanes);
+        any |= lanes;
+    }
+    if (i < n) { /* the last few through a zeroed vector: 0 gives 0, no tie */
+        uint16_t g_rest[16] = {0}, x_rest[16] = {0}, result[16];
+        memcpy(x_rest, x + i, (size_t)(n - i) * 2);
+        if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);
+        __mmask16 lanes = hardswish_vector_avx512(g_rest, x_rest, result, window, bf16, backward, one) &
+                          (__mmask16)((1u << (n - i)) - 1);
+        memcpy(dst + i, result, (size_t)(n - i) * 2);
+        FA_MARK_TIES_(ties, i, lanes);
+        any |= lanes;
+    }
+    if (!any) return 0;
+    hardswish_settle_avx2(g, x, dst, n, ties, bf16, backward);
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
+        if (ties[word]) return 1;
+    return 0;
+}
+/* g NULL: the forward */
+FA_AVX512_ static int hardswish_f16_avx512(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
+                                          uint64_t *ties, uint32_t window) {
+    return g ? hardswish_body_avx512(g, x, dst, n, ties, window, 0, 1) : hardswish_body_avx512(g, x, dst, n, ties, window, 0, 0);
+}
+FA_AVX512_ static int hardswish_bf16_avx512(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
+                                           uint64_t *ties, uint32_t window) {
+    return g ? hardswish_body_avx512(g, x, dst, n, ties, window, 1, 1) : hardswish_body_avx512(g, x, dst, n, ties, window, 1, 0);
+}
+
 static const fa_convert16_set avx512 = {
     {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512, from_output_f16_avx512,
-     hardswish_f16_avx2},
+     hardswish_f16_avx512},
     {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512, from_output_bf16_avx512,
-     hardswish_bf16_avx2},
+     hardswish_bf16_avx512},
     relu_fwd_avx512,
     relu_bwd_lanes_avx2,
 };
