@@ -534,39 +534,47 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_vector_avx2(const uint16_t *g, c
     __m256 y = hardswish_select_avx2(a, xw, hardswish_inside_avx2(a, xw, backward), backward, one);
     return bf16 ? hardswish_round_bf16_avx2(y, to, window) : hardswish_round_f16_avx2(y, to);
 }
+/* The body of hardswish's one-pass loops: W lanes a vector, VECTOR(g, x,
+ * to) one vector's results stored and its lanes near a tie returned; marked
+ * without a branch, a word of the bitmap at a time in a register; the last
+ * few through a zeroed vector (0 gives 0, no tie); then the marked settled */
+#define FA_HARDSWISH_LOOP_(W, VECTOR)                                                          \
+    ptrdiff_t i = 0;                                                                           \
+    int any = 0;                                                                               \
+    for (; i + 64 <= n; i += 64) {                                                             \
+        uint64_t word = 0;                                                                     \
+        for (int k = 0; k < 64; k += (W)) word |= (uint64_t)VECTOR(g + i + k, x + i + k, dst + i + k) << k; \
+        ties[i / 64] = word;                                                                   \
+        any |= word != 0;                                                                      \
+    }                                                                                          \
+    if (i < n) ties[i / 64] = 0;                                                               \
+    for (; i + (W) <= n; i += (W)) {                                                           \
+        uint32_t lanes = VECTOR(g + i, x + i, dst + i);                                        \
+        FA_MARK_TIES_(ties, i, lanes);                                                         \
+        any |= lanes != 0;                                                                     \
+    }                                                                                          \
+    if (i < n) {                                                                               \
+        uint16_t g_rest[W] = {0}, x_rest[W] = {0}, result[W];                                  \
+        memcpy(x_rest, x + i, (size_t)(n - i) * 2);                                            \
+        if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);                              \
+        uint32_t lanes = VECTOR(g_rest, x_rest, result) & ((1u << (n - i)) - 1);               \
+        memcpy(dst + i, result, (size_t)(n - i) * 2);                                          \
+        FA_MARK_TIES_(ties, i, lanes);                                                         \
+        any |= lanes != 0;                                                                     \
+    }                                                                                          \
+    if (!any) return 0;                                                                        \
+    hardswish_settle_avx2(g, x, dst, n, ties, bf16, backward);                                 \
+    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)                                     \
+        if (ties[word]) return 1;                                                              \
+    return 0;
+
 FA_AVX2_ FA_INLINE_ALWAYS_ static int hardswish_body_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
                                                           uint64_t *ties, uint32_t window, int bf16, int backward) {
     const __m256 one = _mm256_set1_ps(fa_quieting_one);
-    ptrdiff_t i = 0;
-    int any = 0;
-    /* marked without a branch, a word of the bitmap at a time in a register */
-    for (; i + 64 <= n; i += 64) {
-        uint64_t word = 0;
-        for (int k = 0; k < 64; k += 8)
-            word |= (uint64_t)hardswish_vector_avx2(g + i + k, x + i + k, dst + i + k, window, bf16, backward, one) << k;
-        ties[i / 64] = word;
-        any |= word != 0;
-    }
-    if (i < n) ties[i / 64] = 0;
-    for (; i + 8 <= n; i += 8) {
-        int lanes = hardswish_vector_avx2(g + i, x + i, dst + i, window, bf16, backward, one);
-        FA_MARK_TIES_(ties, i, lanes);
-        any |= lanes;
-    }
-    if (i < n) { /* the last few through a zeroed vector: 0 gives 0, no tie */
-        uint16_t g_rest[8] = {0}, x_rest[8] = {0}, result[8];
-        memcpy(x_rest, x + i, (size_t)(n - i) * 2);
-        if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);
-        int lanes = hardswish_vector_avx2(g_rest, x_rest, result, window, bf16, backward, one) & ((1 << (n - i)) - 1);
-        memcpy(dst + i, result, (size_t)(n - i) * 2);
-        FA_MARK_TIES_(ties, i, lanes);
-        any |= lanes;
-    }
-    if (!any) return 0;
-    hardswish_settle_avx2(g, x, dst, n, ties, bf16, backward);
-    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
-        if (ties[word]) return 1;
-    return 0;
+#define FA_HARDSWISH_VECTOR_AVX2_(g_at, x_at, to) \
+    (uint32_t)hardswish_vector_avx2(g_at, x_at, to, window, bf16, backward, one)
+    FA_HARDSWISH_LOOP_(8, FA_HARDSWISH_VECTOR_AVX2_)
+#undef FA_HARDSWISH_VECTOR_AVX2_
 }
 /* g NULL: the forward */
 FA_AVX2_ static int hardswish_f16_avx2(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
@@ -843,37 +851,10 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int hardswish_body_avx512(const uint16_t *g,
                                                               ptrdiff_t n, uint64_t *ties, uint32_t window, int bf16,
                                                               int backward) {
     const __m512 one = _mm512_set1_ps(fa_quieting_one);
-    ptrdiff_t i = 0;
-    int any = 0;
-    /* marked without a branch, a word of the bitmap at a time (as AVX2) */
-    for (; i + 64 <= n; i += 64) {
-        uint64_t word = 0;
-        for (int k = 0; k < 64; k += 16)
-            word |= (uint64_t)hardswish_vector_avx512(g + i + k, x + i + k, dst + i + k, window, bf16, backward, one) << k;
-        ties[i / 64] = word;
-        any |= word != 0;
-    }
-    if (i < n) ties[i / 64] = 0;
-    for (; i + 16 <= n; i += 16) {
-        __mmask16 lanes = hardswish_vector_avx512(g + i, x + i, dst + i, window, bf16, backward, one);
-        FA_MARK_TIES_(ties, i, lanes);
-        any |= lanes;
-    }
-    if (i < n) { /* the last few through a zeroed vector: 0 gives 0, no tie */
-        uint16_t g_rest[16] = {0}, x_rest[16] = {0}, result[16];
-        memcpy(x_rest, x + i, (size_t)(n - i) * 2);
-        if (backward) memcpy(g_rest, g + i, (size_t)(n - i) * 2);
-        __mmask16 lanes = hardswish_vector_avx512(g_rest, x_rest, result, window, bf16, backward, one) &
-                          (__mmask16)((1u << (n - i)) - 1);
-        memcpy(dst + i, result, (size_t)(n - i) * 2);
-        FA_MARK_TIES_(ties, i, lanes);
-        any |= lanes;
-    }
-    if (!any) return 0;
-    hardswish_settle_avx2(g, x, dst, n, ties, bf16, backward);
-    for (ptrdiff_t word = 0; word < (n + 63) / 64; word++)
-        if (ties[word]) return 1;
-    return 0;
+#define FA_HARDSWISH_VECTOR_AVX512_(g_at, x_at, to) \
+    (uint32_t)hardswish_vector_avx512(g_at, x_at, to, window, bf16, backward, one)
+    FA_HARDSWISH_LOOP_(16, FA_HARDSWISH_VECTOR_AVX512_)
+#undef FA_HARDSWISH_VECTOR_AVX512_
 }
 /* g NULL: the forward */
 FA_AVX512_ static int hardswish_f16_avx512(const uint16_t *g, const uint16_t *x, uint16_t *dst, ptrdiff_t n,
