@@ -544,21 +544,13 @@ FA_AVX512_ static inline __m512i bf16_pack_halves_avx512(__m512 even, __m512 odd
     __m512i high = _mm512_and_si512(_mm512_add_epi32(_mm512_castps_si512(odd), half), _mm512_set1_epi32((int)0xffff0000u));
     return _mm512_or_si512(low, high);
 }
-/* element 2k of `to` (even) or 2k + 1 (odd) redone from v0[k] or v1[k]
- * (the widened inputs: `to` may be where they were read from) */
-FA_AVX512_ static void redo_halves_avx512(uint16_t *to, __m512 v0, __m512 v1, float s, unsigned even, unsigned odd) {
-    float lanes[2][16];
-    _mm512_storeu_ps(lanes[0], v0);
-    _mm512_storeu_ps(lanes[1], v1);
+/* element 2k of `to` (even) or 2k + 1 (odd) redone from lanes[0][k] or
+ * lanes[1][k], the widened inputs (`to` may be where they were read from) */
+static void redo_halves(uint16_t *to, const float lanes[2][16], float s, unsigned even, unsigned odd) {
     for (int k = 0; even | odd; k++, even >>= 1, odd >>= 1) {
         if (even & 1) to[2 * k] = scaled_portable(lanes[0][k], s, 1);
         if (odd & 1) to[2 * k + 1] = scaled_portable(lanes[1][k], s, 1);
     }
-}
-FA_AVX512_ static void redo_lanes_avx512(uint16_t *to, __m512 v, float s, unsigned lanes_to_redo) {
-    float lanes[16];
-    _mm512_storeu_ps(lanes, v);
-    redo_tiny(to, lanes, s, (int)lanes_to_redo, 0);
 }
 FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
                                          const float *limits) {
@@ -581,7 +573,12 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in
         _mm512_storeu_si512(to, bf16_pack_halves_avx512(y0, y1));                                   \
         __mmask16 redo0 = bf16_near_tie_lanes_avx512(y0) | (tiny_lanes_avx512(x0, tiny_x) & ~positive0); \
         __mmask16 redo1 = bf16_near_tie_lanes_avx512(y1) | (tiny_lanes_avx512(x1, tiny_x) & ~positive1); \
-        if (redo0 | redo1) redo_halves_avx512(to, x0, x1, limits[0], redo0, redo1);                 \
+        if (redo0 | redo1) {                                                                        \
+            float lanes[2][16];                                                                     \
+            _mm512_storeu_ps(lanes[0], x0);                                                         \
+            _mm512_storeu_ps(lanes[1], x1);                                                         \
+            redo_halves(to, (const float(*)[16])lanes, limits[0], redo0, redo1);                    \
+        }                                                                                           \
     }
 #define FA_LEAKY_F16_AVX512_(at, to)                                                                \
     {                                                                                               \
@@ -590,7 +587,11 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in
         __m512 y = FA_LEAKY_HALF_AVX512_(x, positive);                                              \
         _mm256_storeu_si256((__m256i *)(to), _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));        \
         __mmask16 redo = half_exact_tie_lanes_avx512(y);                                            \
-        if (redo) redo_lanes_avx512(to, x, limits[0], redo);                                        \
+        if (redo) {                                                                                 \
+            float lanes[16];                                                                        \
+            _mm512_storeu_ps(lanes, x);                                                             \
+            redo_tiny(to, lanes, limits[0], redo, 0);                                               \
+        }                                                                                           \
     }
     if (bf16) {
         FA_PIECEWISE16_LOOP_(32, 1, FA_LEAKY_BF16_AVX512_)
@@ -648,7 +649,12 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const
         _mm512_storeu_si512(to, bf16_pack_halves_avx512(y0, y1));                                   \
         __mmask16 redo0 = bf16_near_tie_lanes_avx512(y0) | (tiny_lanes_avx512(g0, tiny_g) & product0); \
         __mmask16 redo1 = bf16_near_tie_lanes_avx512(y1) | (tiny_lanes_avx512(g1, tiny_g) & product1); \
-        if (redo0 | redo1) redo_halves_avx512(to, g0, g1, limits[0], redo0, redo1);                 \
+        if (redo0 | redo1) {                                                                        \
+            float lanes[2][16];                                                                     \
+            _mm512_storeu_ps(lanes[0], g0);                                                         \
+            _mm512_storeu_ps(lanes[1], g1);                                                         \
+            redo_halves(to, (const float(*)[16])lanes, limits[0], redo0, redo1);                    \
+        }                                                                                           \
     }
     /* float16 rounds g s to odd in float32 first (its exact remainder, one
      * FMA), then once to float16: no lane to redo. The redo, as above, ran
