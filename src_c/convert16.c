@@ -24,6 +24,7 @@
 #include <immintrin.h>
 
 #include "half_ties_avx2.h"
+#include "lookup_avx512.h"
 #include "stream16_avx2.h"
 #define FA_X86_CONVERT 1
 #endif
@@ -710,10 +711,10 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
     return any;
 }
 
-/* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' gathered by x's bits */
-FA_AVX512_ static inline __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x) {
-    __m512i at = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)x));
-    __m512 product = _mm512_mul_ps(g, _mm512_i32gather_ps(at, derivative, 4));
+/* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' looked up by x's bits */
+FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x,
+                                                                  int gather) {
+    __m512 product = _mm512_mul_ps(g, fa_lookup16_ps_avx512(derivative, x, gather));
     return _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
 }
 FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
@@ -721,14 +722,16 @@ FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
     __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7f80));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_mask_or_epi32(h, nan, h, _mm512_set1_epi32(0x40)), 16));
 }
-FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
-                                              uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_f16_body_avx512(const float *derivative, const uint16_t *x,
+                                                                      const uint16_t *g, uint16_t *dst, ptrdiff_t n,
+                                                                      uint64_t *ties, uint32_t window, int gather) {
     const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
-        __m512 p = times_derivative_avx512(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i))), derivative, x + i);
+        __m512 gw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i)));
+        __m512 p = times_derivative_avx512(gw, derivative, x + i, gather);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
         __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
@@ -736,19 +739,32 @@ FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uin
     for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
-FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
-                                               uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_bf16_body_avx512(const float *derivative, const uint16_t *x,
+                                                                       const uint16_t *g, uint16_t *dst, ptrdiff_t n,
+                                                                       uint64_t *ties, uint32_t window, int gather) {
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
-        __m512i p = _mm512_castps_si512(times_derivative_avx512(widen_bf16_lanes_avx512(g + i), derivative, x + i));
+        __m512 gw = widen_bf16_lanes_avx512(g + i);
+        __m512i p = _mm512_castps_si512(times_derivative_avx512(gw, derivative, x + i, gather));
         _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(p));
         __mmask16 lanes = bf16_tie_lanes_avx512(p, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) any |= narrow_one_bf16(fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
+}
+/* each with the lookups the CPU suits (fa_table16_gathers) */
+FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                              uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    return fa_table16_gathers() ? scale_narrow_f16_body_avx512(derivative, x, g, dst, n, ties, window, 1)
+                                : scale_narrow_f16_body_avx512(derivative, x, g, dst, n, ties, window, 0);
+}
+FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                               uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
+    return fa_table16_gathers() ? scale_narrow_bf16_body_avx512(derivative, x, g, dst, n, ties, window, 1)
+                                : scale_narrow_bf16_body_avx512(derivative, x, g, dst, n, ties, window, 0);
 }
 
 /* bfloat16 widened in registers, a signaling NaN left signaling: where the

@@ -13,6 +13,7 @@ static fa_table16 *_Atomic tables[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIE
 static _Atomic ptrdiff_t computed[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][2];
 #define FA_SLOT_(array, key) array[key.isa][key.op][key.direction][key.tier][key.bf16]
 static atomic_int enabled = 1;
+static atomic_int gathers = -1; /* -1: as the CPU suits */
 static atomic_long published;
 
 static int valid(fa_table16_key key) {
@@ -87,10 +88,12 @@ static ptrdiff_t apply_portable(const uint16_t *table, const uint16_t *x, uint16
 
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
+
+#include "lookup_avx512.h"
 #define FA_X86_TABLE16 1
 #define FA_AVX512_ __attribute__((target("avx512f")))
 /* two 16-lane gathers of 32 bits at 2-byte steps (the entry and the next,
- * dropped), about 1.2x the portable loop on an Intel Xeon */
+ * dropped): about 1.2x the portable loop on an Intel Xeon, 0.7x on AMD Zen 4 */
 #define FA_GATHER_AHEAD 32
 FA_AVX512_ static ptrdiff_t apply_avx512(const uint16_t *table, const uint16_t *x, uint16_t *y, ptrdiff_t n) {
     ptrdiff_t i = 0;
@@ -113,7 +116,8 @@ void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t 
         const uint16_t *x = (const uint16_t *)in;
         uint16_t *y = (uint16_t *)out;
 #if defined(FA_X86_TABLE16)
-        if (isa == FA_ISA_AVX512 && block >= FA_GATHER_AHEAD) done = apply_avx512(table, x, y, n);
+        if (isa == FA_ISA_AVX512 && block >= FA_GATHER_AHEAD && fa_table16_gathers())
+            done = apply_avx512(table, x, y, n);
 #endif
         if (block >= 4) done += apply_portable(table, x + done, y + done, n - done);
     }
@@ -129,16 +133,21 @@ static void scale_portable(const float *derivative, const uint16_t *x, const flo
 }
 
 #if defined(FA_X86_TABLE16)
-FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t *x, const float *g, float *out,
-                                         ptrdiff_t n) {
+FA_AVX512_ __attribute__((always_inline)) static inline ptrdiff_t scale_avx512_body(const float *derivative, const uint16_t *x,
+                                                                                const float *g, float *out, ptrdiff_t n,
+                                                                                int gather) {
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512i at = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
-        __m512 d = _mm512_i32gather_ps(at, derivative, 4), scale = _mm512_loadu_ps(g + i);
+        __m512 d = fa_lookup16_ps_avx512(derivative, x + i, gather), scale = _mm512_loadu_ps(g + i);
         __m512 product = _mm512_mul_ps(scale, d);
         _mm512_storeu_ps(out + i, _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(scale, scale, _CMP_UNORD_Q), scale));
     }
     return i;
+}
+FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t *x, const float *g, float *out,
+                                         ptrdiff_t n) {
+    return fa_table16_gathers() ? scale_avx512_body(derivative, x, g, out, n, 1)
+                                : scale_avx512_body(derivative, x, g, out, n, 0);
 }
 #endif
 
@@ -148,6 +157,15 @@ void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const
     if (isa == FA_ISA_AVX512) done = scale_avx512(derivative, x, g, out, n);
 #endif
     scale_portable(derivative, x + done, g + done, out + done, n - done);
+}
+
+int fa_table16_gathers(void) {
+    int mode = atomic_load_explicit(&gathers, memory_order_relaxed);
+    return mode >= 0 ? mode : fa_cpu_gathers_fast();
+}
+
+void fa_table16_set_gathers(int mode) {
+    atomic_store(&gathers, mode < 0 ? -1 : mode != 0);
 }
 
 void fa_table16_enable(int on) {

@@ -53,6 +53,11 @@ static inline float fa_times_derivative(float g, float d) {
 }
 /* out[i] = fa_times_derivative(g[i], derivative[x[i]]) */
 void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n);
+/* 1: the AVX-512 lookups gather; 0: they load one entry at a time. As the
+ * CPU suits (fa_cpu_gathers_fast) unless set; the results are the same. */
+int fa_table16_gathers(void);
+/* 1 or 0 fixes the choice, -1 returns it to the CPU's. For tests. */
+void fa_table16_set_gathers(int mode);
 /* Tables on (the default) or off; off, every call computes. For tests. */
 void fa_table16_enable(int on);
 int fa_table16_enabled(void);
