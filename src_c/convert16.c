@@ -717,6 +717,58 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, con
     __m512 product = _mm512_mul_ps(g, fa_lookup16_ps_avx512(derivative, x, gather));
     return _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
 }
+/* bfloat16 32 elements a vector: the even elements widened by a shift, the
+ * odd ones by a mask, each half rounded where it lies and the two put back
+ * together, with none of the widening and narrowing shuffles (vpmovzxwd,
+ * vpmovdw) that cost Zen 4 as much as the arithmetic */
+FA_AVX512_ static inline __m512 bf16_even_avx512(__m512i pairs) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+}
+FA_AVX512_ static inline __m512 bf16_odd_avx512(__m512i pairs) {
+    return _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32((int)0xffff0000u)));
+}
+/* x rounded to nearest even at bfloat16's last bit, the result in the
+ * high half (the low half is garbage); for lanes that are not NaN */
+FA_AVX512_ static inline __m512i bf16_round_number_avx512(__m512i x) {
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    return _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+}
+/* the halves' bfloat16 values put back in element order, as bf16_round_zmm
+ * rounds them; `numbers`: no lane of either is NaN */
+FA_AVX512_ FA_INLINE_ALWAYS_ static __m512i bf16_pack_rounded_avx512(__m512 even, __m512 odd, int numbers) {
+    __m512i e = _mm512_castps_si512(even), o = _mm512_castps_si512(odd);
+    __m512i re = bf16_round_number_avx512(e), ro = bf16_round_number_avx512(o);
+    if (!numbers) { /* a NaN's top bits, made quiet */
+        const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+        const __m512i quiet = _mm512_set1_epi32(0x400000);
+        re = _mm512_mask_or_epi32(re, _mm512_cmpgt_epu32_mask(_mm512_and_si512(e, magnitude), inf), e, quiet);
+        ro = _mm512_mask_or_epi32(ro, _mm512_cmpgt_epu32_mask(_mm512_and_si512(o, magnitude), inf), o, quiet);
+    }
+    return _mm512_or_si512(_mm512_srli_epi32(re, 16), _mm512_and_si512(ro, _mm512_set1_epi32((int)0xffff0000u)));
+}
+/* bf16_tie_lanes_avx512 for lanes that are not NaN */
+FA_AVX512_ static inline __mmask16 bf16_tie_lanes_number_avx512(__m512i x, uint32_t window) {
+    __m512i from_tie = _mm512_sub_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0xffff)), _mm512_set1_epi32((int)(0x8000 - window)));
+    return _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window)));
+}
+/* a signaling NaN made quiet, as widen_bf16 does */
+FA_AVX512_ static inline __m512 bf16_quieted_avx512(__m512 x) {
+    __m512i bits = _mm512_castps_si512(x);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x400000)));
+}
+/* the 32 elements' bits from the halves' 16 lanes: even lane k is element 2k */
+static inline uint32_t interleave_lanes(uint32_t even, uint32_t odd) {
+    uint32_t spread[2] = {even, odd};
+    for (int h = 0; h < 2; h++) {
+        uint32_t v = spread[h];
+        v = (v | v << 8) & 0x00ff00ffu;
+        v = (v | v << 4) & 0x0f0f0f0fu;
+        v = (v | v << 2) & 0x33333333u;
+        spread[h] = (v | v << 1) & 0x55555555u;
+    }
+    return spread[0] | spread[1] << 1;
+}
 FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
     __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)src));
     __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7f80));
@@ -745,6 +797,19 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_bf16_body_avx512(const floa
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 32 <= n; i += 32) {
+        __m512i g_pairs = _mm512_loadu_si512(g + i), p[2];
+        __m512 d[2], g_half[2] = {bf16_quieted_avx512(bf16_even_avx512(g_pairs)), bf16_quieted_avx512(bf16_odd_avx512(g_pairs))};
+        fa_lookup16_pairs_avx512(derivative, x + i, gather, &d[0], &d[1]);
+        __mmask16 lanes[2];
+        for (int h = 0; h < 2; h++) {
+            __m512 product = _mm512_mul_ps(g_half[h], d[h]);
+            p[h] = _mm512_castps_si512(_mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g_half[h], g_half[h], _CMP_UNORD_Q), g_half[h]));
+            lanes[h] = bf16_tie_lanes_avx512(p[h], window);
+        }
+        _mm512_storeu_si512(dst + i, bf16_pack_rounded_avx512(_mm512_castsi512_ps(p[0]), _mm512_castsi512_ps(p[1]), 0));
+        if (lanes[0] | lanes[1]) FA_MARK_TIES_(ties, i, interleave_lanes(lanes[0], lanes[1])), any = 1;
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 gw = widen_bf16_lanes_avx512(g + i);
         __m512i p = _mm512_castps_si512(times_derivative_avx512(gw, derivative, x + i, gather));
@@ -810,9 +875,34 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16
 }
 FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx512_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                               uint64_t *ties, uint32_t window, int tanh_form) {
+    const __m512 one = _mm512_set1_ps(1.0f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
+    for (; i + 32 <= n; i += 32) {
+        __m512i g_pairs = _mm512_loadu_si512(g + i), y_pairs = _mm512_loadu_si512(y + i);
+        __m512 gw[2] = {bf16_even_avx512(g_pairs), bf16_odd_avx512(g_pairs)};
+        __m512 yw[2] = {bf16_even_avx512(y_pairs), bf16_odd_avx512(y_pairs)}, p[2], d[2];
+        __mmask16 lanes[2], nan = 0;
+        for (int h = 0; h < 2; h++) {
+            d[h] = _mm512_fnmadd_ps(yw[h], yw[h], tanh_form ? one : yw[h]);
+            p[h] = _mm512_mul_ps(gw[h], d[h]);
+            nan |= _mm512_cmp_ps_mask(p[h], p[h], _CMP_UNORD_Q);
+        }
+        if (nan) { /* rare: from_output_avx512's NaN rules, and rounding's */
+            for (int h = 0; h < 2; h++) {
+                p[h] = from_output_avx512(gw[h], yw[h], tanh_form, &d[h]);
+                lanes[h] = bf16_tie_lanes_avx512(_mm512_castps_si512(p[h]), window);
+            }
+            _mm512_storeu_si512(dst + i, bf16_pack_rounded_avx512(p[0], p[1], 0));
+        } else {
+            for (int h = 0; h < 2; h++) lanes[h] = bf16_tie_lanes_number_avx512(_mm512_castps_si512(p[h]), window);
+            _mm512_storeu_si512(dst + i, bf16_pack_rounded_avx512(p[0], p[1], 1));
+        }
+        for (int h = 0; h < 2; h++)
+            if (lanes[h]) lanes[h] &= ~exact_from_output_avx512(gw[h], yw[h], tanh_form ? one : yw[h], d[h], p[h]);
+        if (lanes[0] | lanes[1]) FA_MARK_TIES_(ties, i, interleave_lanes(lanes[0], lanes[1])), any = 1;
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 gw = bf16_lanes_avx512(g + i), yw = bf16_lanes_avx512(y + i), d;
         __m512 p = from_output_avx512(gw, yw, tanh_form, &d);
