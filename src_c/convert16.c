@@ -23,8 +23,8 @@
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
 
-#include "half_ties_avx2.h"
 #include "bf16_pairs_avx512.h"
+#include "half_ties_avx2.h"
 #include "lookup_avx512.h"
 #include "stream16_avx2.h"
 #define FA_X86_CONVERT 1
