@@ -9,7 +9,9 @@ cell "accurate → fast Gelem/s (fast tier × the fastest peer)"; the exact func
 
 16-bit (`--dtypes float32,float16,bfloat16`, then `--half`): per 16-bit dtype, a
 row per function and direction, each cell "Gelem/s (× fastact float32, × torch
-in that dtype)".
+in that dtype)". `--half-summary`: the README's table, a row per function with
+the ranges over every 16-bit cell (both types, every size and thread count),
+and how many cells are ahead of torch and at or above fastact's float32.
 
 The structured functions (`python -m fastact bench --structured --json PATH`):
 a row per function, direction and shape, a column per thread count, each cell
@@ -97,6 +99,50 @@ def half_tables(data):
     return "\n".join(out)
 
 
+def _span(values, unit=""):
+    def fmt(v):
+        return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+    low, high = min(values), max(values)
+    return f"{fmt(low)}{unit}" if fmt(low) == fmt(high) else f"{fmt(low)}–{fmt(high)}{unit}"
+
+
+def half_summary(data):
+    """A row per function: forward and backward Gelem/s and × torch, each the
+    range over every float16 and bfloat16 cell of the run; the derivative
+    from the output (--directions from_output) in rows of its own. Then the
+    cells ahead of torch and at or above fastact's float32."""
+    seconds = {(r["dtype"], r["function"], r["direction"], r["size"], r["threads"], r["impl"]): r["seconds"]
+               for r in data["results"]}
+    half = [k for k in seconds if k[0] in ("float16", "bfloat16") and k[5] == "fastact"]
+    rows = defaultdict(lambda: {"forward": ([], []), "backward": ([], [])})
+    ahead = above = counted = compared = 0
+    for dtype, function, direction, n, t, _ in half:
+        ours = seconds[dtype, function, direction, n, t, "fastact"]
+        row = rows[function if direction != "from_output" else f"{function} (from the output)"]
+        gelem, versus = row["backward" if direction == "from_output" else direction]
+        gelem.append(n / ours / 1e9)
+        torch = seconds.get((dtype, function, direction, n, t, "torch"))
+        f32 = seconds.get(("float32", function, direction, n, t, "fastact"))
+        if torch is not None:
+            versus.append(torch / ours)
+            compared += 1
+            ahead += torch > ours
+        if f32 is not None:
+            counted += 1
+            above += f32 >= ours
+    out = ["| function | forward, Gelem/s | forward, × torch | backward, Gelem/s | backward, × torch |",
+           "|---|---:|---:|---:|---:|"]
+    for function, row in rows.items():
+        cells = []
+        for direction in ("forward", "backward"):
+            gelem, versus = row[direction]
+            cells += [_span(gelem) if gelem else "—", _span(versus, "×") if versus else "—"]
+        out.append(f"| {function} | " + " | ".join(cells) + " |")
+    out += ["", f"{ahead} of {compared} cells ahead of torch; {above} of {counted} at or above "
+            "fastact's float32 in the same cell."]
+    return "\n".join(out) + "\n"
+
+
 def structured_tables(records):
     cells = defaultdict(dict)
     for r in records:
@@ -132,11 +178,15 @@ def main():
     parser.add_argument("json", help="python -m fastact bench --json output")
     parser.add_argument("--half", action="store_true",
                         help="the float16/bfloat16 tables (a run with --dtypes float32,float16,bfloat16)")
+    parser.add_argument("--half-summary", action="store_true",
+                        help="the README's 16-bit table: ranges over every 16-bit cell")
     args = parser.parse_args()
     with open(args.json) as f:
         data = json.load(f)
     if "structured" in data:
         print(structured_tables(data["structured"]))
+    elif args.half_summary:
+        print(half_summary(data))
     elif args.half:
         print(half_tables(data))
     else:
