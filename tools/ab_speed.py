@@ -7,7 +7,7 @@ BEFORE_SRC and AFTER_SRC are folders holding a built `fastact` package (a
 worktree's `src`). Each build is timed in a process of its own, the two
 alternated --rounds times, so that a shared machine's drift falls on both;
 a cell is the median over rounds of each round's median of --repeat calls,
-on one thread, through the same callables as `python -m fastact bench`
+on --threads threads (default 1), through the same callables as `python -m fastact bench`
 (fastact._peers). torch's column pools both builds' processes. Markdown on
 stdout.
 """
@@ -41,7 +41,7 @@ def from_output(impl, name, g, x, y):
     fn = getattr(torch.ops.aten, name + "_backward")
     tg, tsaved = _peers._torch_view(g), _peers._torch_view(saved)
     return lambda: fn(tg, tsaved)
-with _peers.using_threads(1):
+with _peers.using_threads(spec["threads"]):
     for name in spec["functions"]:
         for direction in spec["directions"]:
             for dtype in spec["dtypes"]:
@@ -53,7 +53,7 @@ with _peers.using_threads(1):
                         if direction == "from_output":
                             fn = from_output(impl, name, g, x, y)
                         else:
-                            fn = _peers.build(impl, name, direction, g, x, y, 1)
+                            fn = _peers.build(impl, name, direction, g, x, y, spec["threads"])
                         for _ in range(3):  # 16-bit tables fill on the first calls
                             fn()
                         times = []
@@ -77,10 +77,11 @@ def main():
     parser.add_argument("--sizes", default="1e5,1e6")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--threads", type=int, default=1, help="threads of both libraries (default 1)")
     args = parser.parse_args()
     spec = {"functions": args.functions.split(","), "directions": args.directions.split(","),
             "dtypes": args.dtypes.split(","), "sizes": [int(float(s)) for s in args.sizes.split(",")],
-            "repeat": args.repeat}
+            "repeat": args.repeat, "threads": args.threads}
     runs = {"before": [], "after": []}
     for _ in range(args.rounds):
         for label in ("before", "after"):
