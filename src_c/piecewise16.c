@@ -17,8 +17,8 @@
  *    11 + 24 bits): a 16-bit tie is a float32, so p rounds as x s does
  *    unless p lies on (float16) or within 2 float32 ULPs of (bfloat16) a
  *    tie; and bfloat16's products below 2^-100, where float32 is coarse or
- *    flushed (store_product_avx2; AVX-512 likewise, but for float16's
- *    backward, which rounds the product to odd first: product_to_odd_avx512).
+ *    flushed (store_product_avx2; AVX-512 likewise for bfloat16, while its
+ *    float16 loops round the product to odd first: product_to_odd_avx512).
  * NaN: a NaN x gives x, made quiet by the rounding to 16 bits, as there. */
 #include <math.h>
 #include <stdint.h>
@@ -541,17 +541,25 @@ FA_AVX512_ static FA_BODY_ void body_hardsigmoid_bwd_avx512(const uint16_t *cons
 #undef FA_HARDSIGMOID_BWD_AVX512_
 }
 
-/* leaky_relu as AVX2 computes it (store_product_avx2): the plain product
- * rounded, the lanes that rounding may get wrong redone in float64 (on Zen 4,
- * 1.3-2x faster than rounding every product to odd first). bfloat16 takes 32
- * elements a vector: the even ones widened by a shift, the odd ones by a
- * mask, the results put back the same way, and no shuffles between. */
-FA_AVX512_ static inline __mmask16 half_exact_tie_lanes_avx512(__m512 x) { /* as half_exact_tie_lanes_avx2 */
-    const __m512 smallest_normal = _mm512_set1_ps(0x1p-14f);
-    __m512 magnitude = _mm512_abs_ps(x);
-    __m512 shift = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
-    __m512i low = _mm512_and_si512(_mm512_castps_si512(_mm512_add_ps(magnitude, shift)), _mm512_set1_epi32(0x1fff));
-    return _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x1000));
+/* leaky_relu. bfloat16 as AVX2 computes it (store_product_avx2): the plain
+ * product rounded, the lanes that rounding may get wrong redone in float64,
+ * 32 elements a vector (the even ones widened by a shift, the odd ones by a
+ * mask, the results put back the same way, no shuffles between). float16
+ * rounds the product to odd first, by AVX-512's embedded rounding (the
+ * float64 redo's tie scan cost as much as the rest of the loop). */
+/* v s rounded to odd in float32: rounded toward zero, the last bit set
+ * where the product is inexact (rounded up and down differ). Rounding that
+ * to float16 is rounding v s once: float32 has more than two bits to spare,
+ * and a product too small to be a normal float32 rounds to zero in float16
+ * either way. NaN v: v's NaN, made quiet. Embedded rounding, no MXCSR
+ * change: on Zen 4, 1.2x the loop that redid the ties in float64. */
+FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s) {
+    __m512 toward_zero = _mm512_mul_round_ps(v, s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m512 up = _mm512_mul_round_ps(v, s, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    __m512 down = _mm512_mul_round_ps(v, s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512i bits = _mm512_castps_si512(toward_zero);
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(bits, _mm512_cmp_ps_mask(up, down, _CMP_NEQ_OQ), bits,
+                                                    _mm512_set1_epi32(1)));
 }
 /* lanes within 2 float32 ULPs of a bfloat16 tie, as store_product_avx2 */
 FA_AVX512_ static inline __mmask16 bf16_near_tie_lanes_avx512(__m512 y) {
@@ -606,18 +614,12 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in
             redo_halves(to, (const float(*)[16])lanes, limits[0], redo0, redo1);                    \
         }                                                                                           \
     }
+    /* float16: v s rounded to odd, then once to float16 (product_to_odd_avx512) */
 #define FA_LEAKY_F16_AVX512_(at, to)                                                                \
     {                                                                                               \
         __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[0]));                     \
-        __mmask16 positive;                                                                         \
-        __m512 y = FA_LEAKY_HALF_AVX512_(x, positive);                                              \
+        __m512 y = _mm512_mask_mov_ps(product_to_odd_avx512(x, s), _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x); \
         _mm256_storeu_si256((__m256i *)(to), _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));        \
-        __mmask16 redo = half_exact_tie_lanes_avx512(y);                                            \
-        if (redo) {                                                                                 \
-            float lanes[16];                                                                        \
-            _mm512_storeu_ps(lanes, x);                                                             \
-            redo_tiny(to, lanes, limits[0], redo, 0);                                               \
-        }                                                                                           \
     }
     if (bf16) {
         FA_PIECEWISE16_LOOP_(32, 1, FA_LEAKY_BF16_AVX512_)
@@ -627,30 +629,14 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_avx512(const uint16_t *const *in
 #undef FA_LEAKY_F16_AVX512_
 #undef FA_LEAKY_BF16_AVX512_
 }
-/* v s rounded to odd in float32 from its exact remainder: rounding that to
- * float16 is rounding v s once (float32 has more than two bits to spare; a
- * product too small for the remainder to be a normal float32 rounds to zero
- * in float16 either way) */
-FA_AVX512_ static inline __m512 product_to_odd_avx512(__m512 v, __m512 s) {
-    __m512 p = _mm512_mul_ps(v, s);
-    __m512 remainder = _mm512_fmsub_ps(v, s, p);
-    __m512i bits = _mm512_castps_si512(p), one = _mm512_set1_epi32(1);
-    /* the remainder's sign against p's: the same, p is below the product in
-     * magnitude (p's bits, made odd); else above (one step down, made odd) */
-    __mmask16 above = _mm512_cmplt_epi32_mask(_mm512_xor_si512(_mm512_castps_si512(remainder), bits),
-                                              _mm512_setzero_si512());
-    __m512i odd = _mm512_or_si512(_mm512_mask_sub_epi32(bits, above, bits, one), one);
-    __mmask16 inexact = _mm512_cmp_ps_mask(remainder, _mm512_setzero_ps(), _CMP_NEQ_OQ) &
-                        _mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-    return _mm512_mask_mov_ps(p, inexact, _mm512_castsi512_ps(odd));
-}
-/* g s where x <= 0, g where x > 0 (bfloat16: a signaling NaN made quiet,
- * -0 kept), x's NaN made quiet where x is NaN; *product: the lanes of g s */
-FA_AVX512_ static inline __m512 leaky_bwd_lanes_avx512(__m512 g, __m512 x, __m512 s, __m512 one, __mmask16 *product,
+/* gs (g s, as the caller rounds it) where x <= 0, g where x > 0
+ * (bfloat16: a signaling NaN made quiet, -0 kept), x's NaN made quiet where
+ * x is NaN; *product: the lanes of g s */
+FA_AVX512_ static inline __m512 leaky_bwd_lanes_avx512(__m512 g, __m512 gs, __m512 x, __m512 one, __mmask16 *product,
                                                        int bf16) {
     __mmask16 positive = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     *product = (__mmask16)~(positive | nan);
-    __m512 y = _mm512_mask_mov_ps(_mm512_mul_ps(g, s), positive, bf16 ? _mm512_mul_ps(g, one) : g);
+    __m512 y = _mm512_mask_mov_ps(gs, positive, bf16 ? _mm512_mul_ps(g, one) : g);
     return _mm512_mask_add_ps(y, nan, x, _mm512_setzero_ps());
 }
 FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const *in, uint16_t *out, ptrdiff_t n, int bf16,
@@ -670,8 +656,8 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const
         __m512 x0 = _mm512_castsi512_ps(_mm512_slli_epi32(xv, 16));                                 \
         __m512 x1 = _mm512_castsi512_ps(_mm512_and_si512(xv, high));                                \
         __mmask16 product0, product1;                                                               \
-        __m512 y0 = leaky_bwd_lanes_avx512(g0, x0, s, one, &product0, 1);                           \
-        __m512 y1 = leaky_bwd_lanes_avx512(g1, x1, s, one, &product1, 1);                           \
+        __m512 y0 = leaky_bwd_lanes_avx512(g0, _mm512_mul_ps(g0, s), x0, one, &product0, 1);                           \
+        __m512 y1 = leaky_bwd_lanes_avx512(g1, _mm512_mul_ps(g1, s), x1, one, &product1, 1);                           \
         _mm512_storeu_si512(to, bf16_pack_halves_avx512(y0, y1));                                   \
         __mmask16 redo0 = bf16_near_tie_lanes_avx512(y0) | (tiny_lanes_avx512(g0, tiny_g) & product0); \
         __mmask16 redo1 = bf16_near_tie_lanes_avx512(y1) | (tiny_lanes_avx512(g1, tiny_g) & product1); \
@@ -682,16 +668,13 @@ FA_AVX512_ static FA_BODY_ void body_leaky_relu_bwd_avx512(const uint16_t *const
             redo_halves(to, (const float(*)[16])lanes, limits[0], redo0, redo1);                    \
         }                                                                                           \
     }
-    /* float16 rounds g s to odd in float32 first (its exact remainder, one
-     * FMA), then once to float16: no lane to redo. The redo, as above, ran
-     * 0.82-0.90x as fast here (Zen 4), though 1.2-1.6x in the forward. */
+    /* float16 as the forward: g s rounded to odd, then once to float16 */
 #define FA_LEAKY_BWD_F16_AVX512_(at, to)                                                            \
     {                                                                                               \
         __m512 g = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[0]));                     \
         __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at[1]));                     \
         __mmask16 product;                                                                          \
-        __m512 y = leaky_bwd_lanes_avx512(g, x, s, one, &product, 0);                               \
-        y = _mm512_mask_mov_ps(y, product, product_to_odd_avx512(g, s));                            \
+        __m512 y = leaky_bwd_lanes_avx512(g, product_to_odd_avx512(g, s), x, one, &product, 0);     \
         _mm256_storeu_si256((__m256i *)(to), _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));        \
     }
     if (bf16) {

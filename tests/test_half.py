@@ -808,8 +808,9 @@ def test_exact_functions_are_rounded_once(isa, variant, half):
 
 
 # 1e-39: a subnormal float32 slope, whose bfloat16 products fall below 2^-126;
-# 0.37 and 0.7: bfloat16 products just above 2^-126 whose remainder float32 cannot hold
-@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 0.37, 0.7, 1e-39, 3e30])
+# 0.37 and 0.7: bfloat16 products just above 2^-126 whose remainder float32 cannot hold;
+# negative slopes: positive products (rounded toward zero is then rounded down)
+@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 0.37, 0.7, 1e-39, 3e30, -0.2, -1e-39, -3e30])
 def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
     """leaky_relu's slope is rounded to float32 first, as its float32 kernel and
     PyTorch round it; a tie of the product is resolved with that slope too, so
