@@ -24,7 +24,7 @@
 #include <immintrin.h>
 
 #include "bf16_pairs_avx512.h"
-#include "half_ties_avx2.h"
+#include "half_ties_x86.h"
 #include "lookup_avx512.h"
 #include "stream16_avx2.h"
 #define FA_X86_CONVERT 1
@@ -598,34 +598,22 @@ static const fa_convert16_set avx2 = {
 /* ---- AVX-512F ---- */
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
 
-/* which lanes of x are within `window` float32 ULPs of a tie, as for AVX2 */
-FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window, __m512 limit) {
-    const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-    const __m512i low = _mm512_and_si512(a, _mm512_set1_epi32(0x1fff));
-    __mmask16 in_range = _mm512_cmple_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(0x38800000)),
-                                                 _mm512_set1_epi32(0x0effffff));
-    /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
-    __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x387fffff));
-    __mmask16 normal;
-    if (window == 0) {
-        /* every backward: a tie is 0x1000 in the low 13 bits in float16's
-         * normal range; below it, an odd multiple of 2^-25 has them zero
-         * (a float32 ULP there is at most 2^-38), which few results do, so
-         * their scan runs only where one does. Not on every small result:
-         * they come scattered (a derivative's tails) and a branch on them
-         * mispredicts. */
-        normal = _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x1000)) & in_range;
-        small &= _mm512_testn_epi32_mask(low, low);
-        if (!small) return normal;
-    } else {
-        __m512i from_tie = _mm512_sub_epi32(low, _mm512_set1_epi32((int)(0x1000 - window)));
-        normal = _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * window))) & in_range;
-    }
-    __m512 scaled = _mm512_maskz_mul_ps(small, _mm512_castsi512_ps(a), _mm512_set1_ps(0x1p25f));
-    __m512i k = _mm512_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
-    __m512 distance = _mm512_abs_ps(_mm512_sub_ps(scaled, _mm512_cvtepi32_ps(k)));
-    return normal | (small & _mm512_cmp_ps_mask(distance, limit, _CMP_LE_OQ) &
-                     _mm512_test_epi32_mask(k, _mm512_set1_epi32(1)));
+/* which lanes of x are within `window` float32 ULPs of a tie (a superset
+ * of AVX2's lanes, without its scan of the small values): below 2^-14,
+ * |x| + 2^-14 moves the ties (odd multiples of 2^-25) onto the normal
+ * range's pattern, 0x1000 in the low 13 bits, in steps of 2^-37, as
+ * half_exact_tie_lanes_avx512 does. A value within `window` float32 ULPs
+ * of a tie there (steps of at most 2^-38) lands within window + 1 steps of
+ * the pattern after the sum's rounding. Values past float16's range and NaNs
+ * whose bits match are marked too: recomputed, they give what they gave. */
+FA_AVX512_ static inline __mmask16 half_tie_lanes_avx512(__m512 x, uint32_t window) {
+    if (window == 0) return half_exact_tie_lanes_avx512(x); /* every backward's, as AVX2's */
+    const __m512 smallest_normal = _mm512_set1_ps(0x1p-14f);
+    __m512 magnitude = _mm512_abs_ps(x);
+    __m512 shift = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
+    __m512i low = _mm512_and_si512(_mm512_castps_si512(_mm512_add_ps(magnitude, shift)), _mm512_set1_epi32(0x1fff));
+    __m512i from_tie = _mm512_sub_epi32(low, _mm512_set1_epi32((int)(0x1000 - (window + 1))));
+    return _mm512_cmple_epu32_mask(from_tie, _mm512_set1_epi32((int)(2 * (window + 1))));
 }
 
 FA_AVX512_ static inline __mmask16 bf16_tie_lanes_avx512(__m512i x, uint32_t window) {
@@ -650,14 +638,13 @@ FA_AVX512_ static void round_f16_avx512(const float *src, uint16_t *dst, ptrdiff
     for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX512_ static int narrow_f16_avx512(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 x = _mm512_loadu_ps(src + i);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(x, window, limit);
+        __mmask16 lanes = half_tie_lanes_avx512(x, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
@@ -749,7 +736,6 @@ FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
 FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_f16_body_avx512(const float *derivative, const uint16_t *x,
                                                                       const uint16_t *g, uint16_t *dst, ptrdiff_t n,
                                                                       uint64_t *ties, uint32_t window, int gather) {
-    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
@@ -757,7 +743,7 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_f16_body_avx512(const float
         __m512 gw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i)));
         __m512 p = times_derivative_avx512(gw, derivative, x + i, gather);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
+        __mmask16 lanes = half_tie_lanes_avx512(p, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
@@ -829,7 +815,6 @@ FA_AVX512_ static inline __mmask16 exact_from_output_avx512(__m512 g, __m512 y, 
 }
 FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                              uint64_t *ties, uint32_t window, int tanh_form) {
-    const __m512 limit = _mm512_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
@@ -838,7 +823,7 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16
         __m512 yw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i))), d;
         __m512 p = from_output_avx512(gw, yw, tanh_form, &d);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(p, window, limit);
+        __mmask16 lanes = half_tie_lanes_avx512(p, window);
         if (lanes) lanes &= ~exact_from_output_avx512(gw, yw, tanh_form ? _mm512_set1_ps(1.0f) : yw, d, p);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }

@@ -33,7 +33,7 @@
 #include <immintrin.h>
 
 #include "bf16_pairs_avx512.h"
-#include "half_ties_avx2.h"
+#include "half_ties_x86.h"
 #include "stream16_avx2.h"
 #define FA_X86_PIECEWISE16 1
 #endif
@@ -330,7 +330,7 @@ static void redo_tiny(uint16_t *to, const float *v, float s, int lanes, int bf16
 /* AVX2's leaky_relu rounds the product p = RN(v s) as it is (no round to
  * odd, which cost more than the rest of the loop). A 16-bit tie t is a
  * float32, so RN keeps v s and p on the same side of it unless p = t:
- * float16 rounds p as v s wherever p is no tie (half_ties_avx2.h). p is
+ * float16 rounds p as v s wherever p is no tie (half_ties_x86.h). p is
  * within 2^-24 of v s, so where its bits are more than 2 ULPs from a
  * bfloat16 tie, p rounds as v s does there too. The other lanes (over every
  * negative 16-bit x: 0.13% of float16's at slope 0.01, 0.65% at 0.1 and

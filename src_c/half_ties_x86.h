@@ -1,7 +1,8 @@
-/* Which of 8 float32 lanes lie exactly on a float16 tie (all ones), for the
- * AVX2 loops of convert16.c and piecewise16.c that recompute those lanes. */
-#ifndef FA_HALF_TIES_AVX2_H
-#define FA_HALF_TIES_AVX2_H
+/* Which float32 lanes lie exactly on a float16 tie, for the AVX2 (8 lanes,
+ * all ones) and AVX-512 (16 lanes, a mask) loops of convert16.c and
+ * piecewise16.c that recompute those lanes. */
+#ifndef FA_HALF_TIES_X86_H
+#define FA_HALF_TIES_X86_H
 #include <immintrin.h>
 
 /* A tie is 0x1000 in the low 13 bits in float16's normal range. Below 2^-14
@@ -17,5 +18,12 @@ __attribute__((target("avx2,fma,f16c"))) static inline __m256i half_exact_tie_la
     __m256 shift = _mm256_and_ps(_mm256_cmp_ps(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
     __m256i low = _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32(0x1fff));
     return _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x1000));
+}
+__attribute__((target("avx512f"))) static inline __mmask16 half_exact_tie_lanes_avx512(__m512 x) {
+    const __m512 smallest_normal = _mm512_set1_ps(0x1p-14f);
+    __m512 magnitude = _mm512_abs_ps(x);
+    __m512 shift = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
+    __m512i low = _mm512_and_si512(_mm512_castps_si512(_mm512_add_ps(magnitude, shift)), _mm512_set1_epi32(0x1fff));
+    return _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x1000));
 }
 #endif
