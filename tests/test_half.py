@@ -320,10 +320,14 @@ def test_derivative_tables_give_the_computed_bits(variant, half):
     g.view(np.uint16)[nan_x] = 0x7e01 if half == "float16" else 0x7fc1
     strided_x = np.empty(2 * x.size, x.dtype)[::2]
     strided_x[...] = x
+    strided_g = np.empty(2 * g.size, g.dtype)[::2]
+    strided_g[...] = g
 
     def layouts():
-        """contiguous, strided x, reversed, in place over x and over g"""
-        got = [variant.backward(g, x), variant.backward(g, strided_x), variant.backward(g[::-1], x[::-1])[::-1]]
+        """contiguous, strided x, strided g (x contiguous: the block path's
+        lookups, fa_table16_scale), reversed, in place over x and over g"""
+        got = [variant.backward(g, x), variant.backward(g, strided_x), variant.backward(strided_g, x),
+               variant.backward(g[::-1], x[::-1])[::-1]]
         over_x, over_g = x.copy(), g.copy()
         variant.backward(g, over_x, out=over_x)
         variant.backward(over_g, x, out=over_g)
@@ -809,8 +813,9 @@ def test_exact_functions_are_rounded_once(isa, variant, half):
 
 # 1e-39: a subnormal float32 slope, whose bfloat16 products fall below 2^-126;
 # 0.37 and 0.7: bfloat16 products just above 2^-126 whose remainder float32 cannot hold;
-# negative slopes: positive products (rounded toward zero is then rounded down)
-@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 0.37, 0.7, 1e-39, 3e30, -0.2, -1e-39, -3e30])
+# negative slopes: positive products (rounded toward zero is then rounded down);
+# 1e35: products past float32's range
+@pytest.mark.parametrize("slope", [0.1, 0.01, 0.3, 0.37, 0.7, 1e-39, 3e30, 1e35, -0.2, -1e-39, -3e30, -1e35])
 def test_piecewise_parameters_rounded_as_float32_does(isa, half, slope):
     """leaky_relu's slope is rounded to float32 first, as its float32 kernel and
     PyTorch round it; a tie of the product is resolved with that slope too, so
