@@ -155,40 +155,39 @@ static const fa_convert16_set portable = {
 /* ---- AVX2 + F16C ---- */
 #define FA_AVX2_ __attribute__((target("avx2,fma,f16c")))
 #define FA_INLINE_ALWAYS_ inline __attribute__((always_inline))
-/* a from-output loop compiled once per form (tanh's or sigmoid's) and for
- * window 0, every call's, apart: the tests stay out of the loop */
+/* a from-output loop compiled once per form (tanh's or sigmoid's) and per
+ * window its callers use (float16's FA_FROM_OUTPUT_WINDOW, bfloat16's 0),
+ * the window a constant there: the tests stay out of the loop */
 #define FA_FROM_OUTPUT_SPECIALISED_(name, attr)                                                              \
     attr static int name(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,   \
                          uint32_t window, int tanh_form) {                                                   \
         if (window == 0)                                                                                     \
             return tanh_form ? name##_body(g, y, dst, n, ties, 0, 1) : name##_body(g, y, dst, n, ties, 0, 0); \
+        if (window == FA_FROM_OUTPUT_WINDOW)                                                                 \
+            return tanh_form ? name##_body(g, y, dst, n, ties, FA_FROM_OUTPUT_WINDOW, 1)                     \
+                             : name##_body(g, y, dst, n, ties, FA_FROM_OUTPUT_WINDOW, 0);                    \
         return tanh_form ? name##_body(g, y, dst, n, ties, window, 1) : name##_body(g, y, dst, n, ties, window, 0); \
     }
 
 /* The tie scans in registers (the compiler does not vectorise them): which
- * lanes of x are within `window` float32 ULPs of a tie of the 16-bit type
- * (all ones), as fa_is_half_near_tie. Below 2^-14 the ties are the odd
- * multiples of 2^-25; other lanes are zeroed before the scaling. */
-/* limit: window * 2^-12, made once by the caller (computed in the loop, its
- * conversion cost as much as the rest of the small-value path) */
-FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window, __m256 limit) {
+ * lanes of x are within `window` float32 ULPs of a tie (all ones): a
+ * superset of fa_is_half_near_tie's lanes, without a scan of the small
+ * values. Below 2^-14, |x| + 2^-14 moves the ties (odd multiples of 2^-25)
+ * onto the normal range's pattern, 0x1000 in the low 13 bits, in steps of
+ * 2^-37, as half_exact_tie_lanes_avx2 does; a value within `window` float32
+ * ULPs of a tie there (steps of at most 2^-38) lands within window + 1
+ * steps of the pattern after the sum's rounding. Values past float16's
+ * range and NaNs whose bits match are marked too: recomputed, they give
+ * what they gave. */
+FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
     if (window == 0) return half_exact_tie_lanes_avx2(x); /* every backward's */
-    const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-    const __m256i span = _mm256_set1_epi32(0x0effffff), below = _mm256_set1_epi32(0x387fffff);
-    const __m256i offset = _mm256_sub_epi32(a, _mm256_set1_epi32(0x38800000)), one = _mm256_set1_epi32(1);
-    const __m256i low = _mm256_and_si256(a, _mm256_set1_epi32(0x1fff));
-    __m256i in_range = _mm256_cmpeq_epi32(_mm256_max_epu32(offset, span), span);
-    /* zero (a frequent result: relu6, clamps, underflow) is no tie: a - 1 wraps past it */
-    __m256i small = _mm256_cmpeq_epi32(_mm256_max_epu32(_mm256_sub_epi32(a, one), below), below);
-    const __m256i width = _mm256_set1_epi32((int)(2 * window));
-    __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - window)));
-    __m256i normal = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width), in_range);
-    __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(a, small)), _mm256_set1_ps(0x1p25f));
-    __m256i k = _mm256_cvtps_epi32(scaled); /* to nearest: the loop runs in that mode */
-    __m256 distance = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(scaled, _mm256_cvtepi32_ps(k)));
-    __m256i close = _mm256_castps_si256(_mm256_cmp_ps(distance, limit, _CMP_LE_OQ));
-    __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(k, one), one);
-    return _mm256_or_si256(normal, _mm256_and_si256(small, _mm256_and_si256(close, odd)));
+    const __m256 smallest_normal = _mm256_set1_ps(0x1p-14f);
+    __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    __m256 shift = _mm256_and_ps(_mm256_cmp_ps(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
+    __m256i low = _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32(0x1fff));
+    const __m256i width = _mm256_set1_epi32((int)(2 * (window + 1)));
+    __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - (window + 1))));
+    return _mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width);
 }
 
 /* which lanes of x (float32 bits) are within `window` float32 ULPs of a bfloat16 tie (all ones) */
@@ -227,14 +226,13 @@ FA_AVX2_ static void round_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n
     for (; i < n; i++) dst[i] = fa_float_to_half(src[i]);
 }
 FA_AVX2_ static int narrow_f16_avx2(const float *src, uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(src + i);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x, window, limit)));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(x, window)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) {
@@ -312,14 +310,13 @@ FA_AVX2_ static inline __m256 widen_bf16_lanes_avx2(const uint16_t *src) {
 }
 FA_AVX2_ static int scale_narrow_f16_avx2(const float *derivative, const uint16_t *x, const uint16_t *g,
                                           uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 8 <= n; i += 8) {
         __m256 p = times_derivative_avx2(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + i))), derivative, x + i);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
-        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(p, window, limit)));
+        int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(half_tie_lanes_avx2(p, window)));
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
     }
     for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
@@ -383,7 +380,6 @@ FA_AVX2_ static inline __m256i exact_from_output_avx2(__m256 g, __m256 y, __m256
 }
 FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                          uint64_t *ties, uint32_t window, int tanh_form) {
-    const __m256 limit = _mm256_set1_ps((float)window * 0x1p-12f);
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
@@ -392,7 +388,7 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *
         __m256 yw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i))), d;
         __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
-        __m256i tied = half_tie_lanes_avx2(p, window, limit);
+        __m256i tied = half_tie_lanes_avx2(p, window);
         if (!_mm256_testz_si256(tied, tied)) {
             __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
             tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
@@ -813,6 +809,26 @@ FA_AVX512_ static inline __mmask16 exact_from_output_avx512(__m512 g, __m512 y, 
                         _mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(0x1p-90f), _CMP_GE_OQ);
     return square & difference & product;
 }
+/* float16's g·f'(y) from the exact value, rounded to odd: with 11-bit
+ * significands g·y is exact in float32, so one fma takes g - g·y·y (tanh)
+ * or g·y - g·y·y (sigmoid) exactly and rounds it once. Rounded up and down,
+ * the result with an odd last bit is the one rounded to odd (both are the
+ * same where the value is exact); 24 bits are more than float16's 11 + 2,
+ * so rounding that to nearest rounds the exact value. The sign is the
+ * float32 product's, g's times f'(y)'s, zeros included (an exact zero sum
+ * takes its sign from the rounding direction). A NaN result (a NaN or
+ * infinite operand) is left to from_output_avx512, whose rules give it. */
+FA_AVX512_ static inline __m512 from_output_to_odd_avx512(__m512 g, __m512 y, int tanh_form) {
+    __m512 gy = _mm512_mul_ps(g, y), addend = tanh_form ? g : gy;
+    __m512 up = _mm512_fnmadd_round_ps(gy, y, addend, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    __m512 down = _mm512_fnmadd_round_ps(gy, y, addend, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 odd = _mm512_mask_mov_ps(up, _mm512_test_epi32_mask(_mm512_castps_si512(down), _mm512_set1_epi32(1)), down);
+    __m512 derivative = _mm512_fnmadd_ps(y, y, tanh_form ? _mm512_set1_ps(1.0f) : y);
+    __m512i sign = _mm512_xor_si512(_mm512_castps_si512(g), _mm512_castps_si512(derivative));
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(odd), sign, _mm512_set1_epi32(INT32_MIN),
+                                                         0xd8)); /* sign's sign bit, odd's other bits */
+}
+/* correctly rounded: no ties to mark but the scalar tail's */
 FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                              uint64_t *ties, uint32_t window, int tanh_form) {
     ptrdiff_t i = 0;
@@ -820,12 +836,14 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_f16_avx512_body(const uint16
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 gw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i)));
-        __m512 yw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i))), d;
-        __m512 p = from_output_avx512(gw, yw, tanh_form, &d);
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
-        __mmask16 lanes = half_tie_lanes_avx512(p, window);
-        if (lanes) lanes &= ~exact_from_output_avx512(gw, yw, tanh_form ? _mm512_set1_ps(1.0f) : yw, d, p);
-        if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
+        __m512 yw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i)));
+        __m512 r = from_output_to_odd_avx512(gw, yw, tanh_form);
+        __mmask16 special = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
+        if (special) {
+            __m512 d;
+            r = _mm512_mask_mov_ps(r, special, from_output_avx512(gw, yw, tanh_form, &d));
+        }
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
     }
     for (; i < n; i++) any |= narrow_one_f16(from_output_one(fa_half_to_float(g[i]), fa_half_to_float(y[i]), tanh_form), dst, i, ties, window);
     return any;

@@ -27,6 +27,8 @@ typedef struct {
      * widen, that computation and narrow. NULL where the ISA has no such loop */
     int (*from_output_narrow)(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
                               uint32_t window, int tanh_form);
+    /* (float16's from_output_narrow is called with FA_FROM_OUTPUT_WINDOW,
+     * bfloat16's with 0: the loops are built for those windows) */
     /* hardswish in one pass, forward (g NULL) or backward: rounded as
      * narrow rounds the float32 kernel's results, elements within `window`
      * float32 ULPs of a tie marked unless their value is exact; NULL where
@@ -43,6 +45,12 @@ typedef struct {
     fa_convert16 f16, bf16;
     fa_relu16_fn relu_fwd, relu_bwd;
 } fa_convert16_set;
+
+/* float16's derivatives from the output: their float32 value g·f'(y) is
+ * within ulp/2 + g·ulp(f'(y))/2 < 2.01 float32 ULPs of the exact one
+ * (ulp(f'(y))/f'(y) is at most twice ulp(p)/p), so results within 3 of a
+ * tie are recomputed, which makes them correctly rounded (loops.c) */
+enum { FA_FROM_OUTPUT_WINDOW = 3 };
 
 const fa_convert16_set *fa_convert16_for(int isa);
 #endif

@@ -335,8 +335,14 @@ static void run_gathered(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
  * Every other result rounds the same way as the true value. The gated
  * products are held to their float32 bound: a subnormal act(gate) times a
  * large up is far from the window.
- * Backward bounds are relative to the derivative's largest term, not to the
- * result, so the backward kernels keep the exact-tie rule. */
+ * So do float16's derivatives from the output, g·(y - y²) and g·(1 - y²):
+ * their float32 value is two roundings (y - y² or 1 - y², then the product)
+ * from the exact one, so with FA_FROM_OUTPUT_WINDOW they are correctly
+ * rounded (AVX-512's loop rounds the exact value to odd instead:
+ * convert16.c). bfloat16's keep the exact-tie rule: its AVX2 loop's
+ * rounding half up, which the rule allows, is worth 1.7x there.
+ * Other backward bounds are relative to the derivative's largest term, not
+ * to the result, so those kernels keep the exact-tie rule. */
 enum { FA_NEAR_TIE_WINDOW = 8 };
 /* the scans' window arithmetic (half.h, convert16.c) assumes a window well
  * under half a 16-bit ULP: 2^12 float32 ULPs for float16 */
@@ -849,6 +855,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         /* the derivatives from the forward's output are g·f'(y) too: their
          * kernel at g = 1 is y - y² or 1 - y², the factor g multiplies */
         job.from_output = spec->op == FA_SIGMOID_BACKWARD_FROM_OUTPUT ? 1 : spec->op == FA_TANH_BACKWARD_FROM_OUTPUT ? 2 : 0;
+        if (job.from_output && !dtype->half->bf16) job.window = FA_FROM_OUTPUT_WINDOW;
         job.derivative = (spec->direction == FA_BWD || job.from_output) && spec->nin == 2 && spec->nout == 1 &&
                          spec->op != FA_RELU && !rounds_params[spec->op] && !is_bias_op[spec->op];
         job.hardswish_one_pass = spec->op == FA_HARDSWISH &&

@@ -12,6 +12,7 @@ The reference is the float64 reference of fastact._reference at the exactly
 widened inputs (its error is far below a float32 ULP).
 """
 import contextlib
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -372,19 +373,67 @@ def from_output_inputs(half, seed, name=None):
     return g, y
 
 
+@functools.lru_cache(maxsize=None)
+def straddling_inputs(half, name):
+    """(g, y) pairs, g in [1, 2), whose float32 value (1 - y² or y - y²
+    rounded, then the product) rounds to another 16-bit value than the
+    exact one, on a tie or not: found here by trying every g in [1, 2)
+    with every y."""
+    y = from_output_inputs(half, 0, name)[1]
+    y = y[np.isfinite(widen(y))]
+    ones = all_values(half)[np.flatnonzero((widen(all_values(half)) >= 1) & (widen(all_values(half)) < 2))]
+    g = np.repeat(ones, y.size)
+    y = np.tile(y, ones.size)
+    g64, y64, y32 = widen(g), widen(y), widen(y).astype(np.float32)
+    d32 = y32 - y32 * y32 if name == "sigmoid" else np.float32(1) - y32 * y32  # y² exact: one rounding
+    float32_value = (g64 * d32).astype(np.float32).astype(np.float64)
+    exact = g64 * (y64 - y64 * y64 if name == "sigmoid" else 1 - y64 * y64)  # exact for float16
+    differ = widen(round_once(float32_value, half)) != widen(round_once(exact, half))
+    return g[differ], y[differ]
+
+
+def exact_rounded(g, y, approx, half, exact_of):
+    """The exact values of exact_of(g, y) rounded once to the type, as
+    float64: rounded from the float64 approximation, except where that lies
+    within 2^-20 ULP of a tie, which are rounded in rationals."""
+    _, bits, emin, _ = HALF_TYPES[half]
+    result = widen(round_once(approx, half))
+    with np.errstate(all="ignore"):
+        ulp = spacing(approx, bits, emin)
+        near = np.isfinite(approx) & (np.abs(np.abs(approx) / ulp % 1 - 0.5) < 2.0**-20)
+    for i in np.flatnonzero(near):
+        value = exact_of(Fraction(widen(g[i : i + 1])[0]), Fraction(widen(y[i : i + 1])[0]))
+        step = Fraction(ulp[i])
+        whole, rest = divmod(abs(value), step)
+        up = rest > step / 2 or (rest == step / 2 and whole % 2 == 1)
+        result[i] = float((whole + up) * step) * (1 if value >= 0 else -1)
+    return result
+
+
 @pytest.mark.parametrize("name", FROM_OUTPUT)
 def test_from_output_every_value(isa, name, half):
-    """g·f'(y) for every 16-bit y the function outputs (and NaN): within half an ULP of the type plus the
-    float32 kernel's bound; where the float32 value sits on a tie of the
-    type, exactly the exact value rounded once (the tie recomputed, or left
-    to rounding to nearest even only where the float32 value is exact)."""
+    """g·f'(y) for every 16-bit y the function outputs (and NaN), with g
+    random and g, y pairs whose float32 value rounds the other way: within
+    half an ULP of the type plus the float32 kernel's bound; in float16, the
+    exact value rounded once (float32 values near a tie recomputed, or the
+    exact value rounded to odd), checked in rationals wherever it lies near a
+    tie; in both types, where the float32 value sits on a tie, decided by
+    the exact value's side of it."""
     fn = getattr(fa, f"{name}_backward_from_output")
     bound = OPS_BY_NAME[f"{name}_backward_from_output"].forward_ulp  # float32 ULPs of the result
     _, bits, emin, _ = HALF_TYPES[half]
     decided = inexact = 0
+    hard_g, hard_y = straddling_inputs(half, name)
+    if half == "float16":  # bfloat16's tanh has none, its sigmoid's are rare
+        assert hard_g.size > 20, hard_g.size
+        if name == "sigmoid":  # and some off a tie, which only a window catches
+            with np.errstate(all="ignore"):
+                y32 = widen(hard_y).astype(np.float32)
+                p32 = (widen(hard_g) * (y32 - y32 * y32)).astype(np.float32)
+            assert np.count_nonzero(np.abs(p32).view(np.uint32) & 0x1FFF != 0x1000) > 0
     for seed in range(8):
         g, y = from_output_inputs(half, seed, name)
-        g, y = np.concatenate([g, g[::-1]]), np.concatenate([y, y])  # more products, more ties
+        g, y = np.concatenate([g, g[::-1], hard_g]), np.concatenate([y, y, hard_y])  # more products, more ties
         with np.errstate(all="ignore"):
             exact = FROM_OUTPUT[name](widen(g), widen(y))  # long double: exact for float16's g and y
             d32 = (widen(y) - widen(y) ** 2 if name == "sigmoid" else 1 - widen(y) ** 2).astype(np.float32)
@@ -393,6 +442,12 @@ def test_from_output_every_value(isa, name, half):
             got = fn(g, y)
         check(f"{name}_backward_from_output {half} [{isa}]", y, got, exact.astype(np.float64),
               np.abs(exact.astype(np.float64)), bound, half)
+        if half == "float16":  # correctly rounded (bfloat16: the tie rule below)
+            correct = exact_rounded(g, y, exact.astype(np.float64), half,
+                                    lambda gi, yi: gi * (yi - yi * yi if name == "sigmoid" else 1 - yi * yi))
+            finite = np.isfinite(correct)
+            np.testing.assert_array_equal(widen(got[finite]), correct[finite],
+                                          err_msg=f"{name} {half} [{isa}]: not the exact value rounded once")
         with np.errstate(all="ignore"):
             on_tie = np.isfinite(p32) & (p32 != 0) & (np.abs(p32) / spacing(p32, bits, emin) % 1 == 0.5)
         # the exact value's side of each tie, in rationals (bfloat16's y reach
