@@ -378,6 +378,37 @@ FA_AVX2_ static inline __m256i exact_from_output_avx2(__m256 g, __m256 y, __m256
                                    _mm256_cmp_ps(_mm256_and_ps(p, magnitude), _mm256_set1_ps(0x1p-90f), _CMP_GE_OQ));
     return _mm256_castps_si256(_mm256_and_ps(_mm256_and_ps(square, difference), product));
 }
+/* float16's g·f'(y) settled in registers for the `near` lanes (near a
+ * tie in float32), as fix_ties would: in float64, where f'(y) = c - y² is
+ * exact for float16's y, the product rounded once as the float64 kernel
+ * rounds it; then to odd in float32 (the float conversion's error, exact in
+ * float64, gives the side) and to float16, which rounds the float64 value
+ * once. Writes those lanes of *out; returns the lanes still to recompute:
+ * non-finite ones, and those whose float64 value is on a tie (for the
+ * TieSide rules). */
+FA_AVX2_ static inline __m256i settle_from_output_f16_avx2(__m256 g, __m256 y, __m256 p, int tanh_form, __m256i near,
+                                                           __m128i *out) {
+    __m128 rounded[2], error[2];
+    for (int h = 0; h < 2; h++) {
+        __m256d gd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(g, 1) : _mm256_castps256_ps128(g));
+        __m256d yd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(y, 1) : _mm256_castps256_ps128(y));
+        __m256d v = _mm256_mul_pd(gd, _mm256_fnmadd_pd(yd, yd, tanh_form ? _mm256_set1_pd(1.0) : yd));
+        rounded[h] = _mm256_cvtpd_ps(v);
+        error[h] = _mm256_cvtpd_ps(_mm256_sub_pd(v, _mm256_cvtps_pd(rounded[h]))); /* nonzero where inexact */
+    }
+    __m256i bits = _mm256_castps_si256(_mm256_set_m128(rounded[1], rounded[0]));
+    __m256 residual = _mm256_set_m128(error[1], error[0]);
+    __m256i inexact = _mm256_castps_si256(_mm256_cmp_ps(residual, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+    __m256i away = _mm256_srai_epi32(_mm256_xor_si256(_mm256_castps_si256(residual), bits), 31); /* rounded past v */
+    bits = _mm256_add_epi32(bits, _mm256_and_si256(inexact, away)); /* toward zero: one ULP less */
+    bits = _mm256_or_si256(bits, _mm256_and_si256(inexact, _mm256_set1_epi32(1)));
+    __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), p);
+    __m256i finite = _mm256_castps_si256(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p127f), _CMP_LE_OQ));
+    __m256i settled = _mm256_and_si256(near, _mm256_andnot_si256(half_exact_tie_lanes_avx2(_mm256_castsi256_ps(bits)), finite));
+    __m128i mask = _mm_packs_epi32(_mm256_castsi256_si128(settled), _mm256_extracti128_si256(settled, 1));
+    *out = _mm_blendv_epi8(*out, _mm256_cvtps_ph(_mm256_castsi256_ps(bits), _MM_FROUND_TO_NEAREST_INT), mask);
+    return _mm256_andnot_si256(settled, near);
+}
 FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                          uint64_t *ties, uint32_t window, int tanh_form) {
     ptrdiff_t i = 0;
@@ -387,14 +418,16 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *
         __m256 gw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + i)));
         __m256 yw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i))), d;
         __m256 p = from_output_avx2(gw, yw, tanh_form, &d);
-        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
+        __m128i rounded = _mm256_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT);
         __m256i tied = half_tie_lanes_avx2(p, window);
         if (!_mm256_testz_si256(tied, tied)) {
             __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
             tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
+            if (window != 0) tied = settle_from_output_f16_avx2(gw, yw, p, tanh_form, tied, &rounded);
             int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tied));
             if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
         }
+        _mm_storeu_si128((__m128i *)(dst + i), rounded);
     }
     for (; i < n; i++) any |= narrow_one_f16(from_output_one(fa_half_to_float(g[i]), fa_half_to_float(y[i]), tanh_form), dst, i, ties, window);
     return any;
