@@ -176,7 +176,8 @@ static const fa_convert16_set portable = {
  * onto the normal range's pattern, 0x1000 in the low 13 bits, in steps of
  * 2^-37, as half_exact_tie_lanes_avx2 does; a value within `window` float32
  * ULPs of a tie there (steps of at most 2^-38) lands within window + 1
- * steps of the pattern after the sum's rounding. Values past float16's
+ * steps of the pattern after the sum's rounding (the test takes a wider
+ * power-of-two span, which one add and one mask check). Values past float16's
  * range and NaNs whose bits match are marked too: recomputed, they give
  * what they gave. */
 FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
@@ -184,10 +185,13 @@ FA_AVX2_ static inline __m256i half_tie_lanes_avx2(__m256 x, uint32_t window) {
     const __m256 smallest_normal = _mm256_set1_ps(0x1p-14f);
     __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
     __m256 shift = _mm256_and_ps(_mm256_cmp_ps(magnitude, smallest_normal, _CMP_LT_OQ), smallest_normal);
-    __m256i low = _mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32(0x1fff));
-    const __m256i width = _mm256_set1_epi32((int)(2 * (window + 1)));
-    __m256i from_tie = _mm256_sub_epi32(low, _mm256_set1_epi32((int)(0x1000 - (window + 1))));
-    return _mm256_cmpeq_epi32(_mm256_max_epu32(from_tie, width), width);
+    /* within window + 1 steps of 0x1000: widened to the aligned span of
+     * 2 half steps around it, which takes one add and one mask */
+    uint32_t half = 1;
+    while (half < window + 2) half <<= 1;
+    __m256i bits = _mm256_add_epi32(_mm256_castps_si256(_mm256_add_ps(magnitude, shift)), _mm256_set1_epi32((int)half));
+    __m256i span = _mm256_and_si256(bits, _mm256_set1_epi32((int)(0x1fffu & ~(2 * half - 1))));
+    return _mm256_cmpeq_epi32(span, _mm256_set1_epi32(0x1000));
 }
 
 /* which lanes of x (float32 bits) are within `window` float32 ULPs of a bfloat16 tie (all ones) */
@@ -383,11 +387,15 @@ FA_AVX2_ static inline __m256i exact_from_output_avx2(__m256 g, __m256 y, __m256
  * exact for float16's y, the product rounded once as the float64 kernel
  * rounds it; then to odd in float32 (the float conversion's error, exact in
  * float64, gives the side) and to float16, which rounds the float64 value
- * once. Writes those lanes of *out; returns the lanes still to recompute:
- * non-finite ones, and those whose float64 value is on a tie (for the
+ * once. Returns the results with those lanes replaced, and the lanes still
+ * to recompute: non-finite ones, and those whose float64 value is on a tie (for the
  * TieSide rules). */
-FA_AVX2_ static inline __m256i settle_from_output_f16_avx2(__m256 g, __m256 y, __m256 p, int tanh_form, __m256i near,
-                                                           __m128i *out) {
+typedef struct {
+    __m128i rounded; /* the 8 results, settled lanes replaced */
+    __m256i left;    /* the lanes still to recompute */
+} fa_settled_avx2;
+FA_AVX2_ __attribute__((noinline, cold)) static fa_settled_avx2 settle_from_output_f16_avx2(__m256 g, __m256 y, __m256 p, int tanh_form,
+                                                                   __m256i near, __m128i results) {
     __m128 rounded[2], error[2];
     for (int h = 0; h < 2; h++) {
         __m256d gd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(g, 1) : _mm256_castps256_ps128(g));
@@ -406,8 +414,9 @@ FA_AVX2_ static inline __m256i settle_from_output_f16_avx2(__m256 g, __m256 y, _
     __m256i finite = _mm256_castps_si256(_mm256_cmp_ps(magnitude, _mm256_set1_ps(0x1p127f), _CMP_LE_OQ));
     __m256i settled = _mm256_and_si256(near, _mm256_andnot_si256(half_exact_tie_lanes_avx2(_mm256_castsi256_ps(bits)), finite));
     __m128i mask = _mm_packs_epi32(_mm256_castsi256_si128(settled), _mm256_extracti128_si256(settled, 1));
-    *out = _mm_blendv_epi8(*out, _mm256_cvtps_ph(_mm256_castsi256_ps(bits), _MM_FROUND_TO_NEAREST_INT), mask);
-    return _mm256_andnot_si256(settled, near);
+    fa_settled_avx2 result = {_mm_blendv_epi8(results, _mm256_cvtps_ph(_mm256_castsi256_ps(bits), _MM_FROUND_TO_NEAREST_INT), mask),
+                              _mm256_andnot_si256(settled, near)};
+    return result;
 }
 FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n,
                                          uint64_t *ties, uint32_t window, int tanh_form) {
@@ -423,7 +432,10 @@ FA_AVX2_ FA_INLINE_ALWAYS_ static int from_output_f16_avx2_body(const uint16_t *
         if (!_mm256_testz_si256(tied, tied)) {
             __m256 c = tanh_form ? _mm256_set1_ps(1.0f) : yw;
             tied = _mm256_andnot_si256(exact_from_output_avx2(gw, yw, c, d, p), tied);
-            if (window != 0) tied = settle_from_output_f16_avx2(gw, yw, p, tanh_form, tied, &rounded);
+            if (window != 0) {
+                fa_settled_avx2 settled = settle_from_output_f16_avx2(gw, yw, p, tanh_form, tied, rounded);
+                rounded = settled.rounded, tied = settled.left;
+            }
             int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(tied));
             if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
         }
