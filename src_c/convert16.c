@@ -388,14 +388,15 @@ FA_AVX2_ static inline __m256i exact_from_output_avx2(__m256 g, __m256 y, __m256
  * rounds it; then to odd in float32 (the float conversion's error, exact in
  * float64, gives the side) and to float16, which rounds the float64 value
  * once. Returns the results with those lanes replaced, and the lanes still
- * to recompute: non-finite ones, and those whose float64 value is on a tie (for the
- * TieSide rules). */
+ * to recompute: non-finite ones, and those whose float64 value is on a tie
+ * (for the TieSide rules). */
 typedef struct {
     __m128i rounded; /* the 8 results, settled lanes replaced */
     __m256i left;    /* the lanes still to recompute */
 } fa_settled_avx2;
-FA_AVX2_ __attribute__((noinline, cold)) static fa_settled_avx2 settle_from_output_f16_avx2(__m256 g, __m256 y, __m256 p, int tanh_form,
-                                                                   __m256i near, __m128i results) {
+/* out of line: inlined, its float64 constants spilled the loop's registers */
+FA_AVX2_ __attribute__((noinline, cold)) static fa_settled_avx2
+settle_from_output_f16_avx2(__m256 g, __m256 y, __m256 p, int tanh_form, __m256i near, __m128i results) {
     __m128 rounded[2], error[2];
     for (int h = 0; h < 2; h++) {
         __m256d gd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(g, 1) : _mm256_castps256_ps128(g));

@@ -24,11 +24,11 @@ typedef struct {
     /* narrow(g·f'(y)) in one pass for the derivatives from the forward's
      * output y: f'(y) = y - y² (sigmoid) or 1 - y² (tanh_form), rounded once,
      * y's NaN where y is NaN, then g's NaN where g is NaN; the bits of
-     * widen, that computation and narrow. NULL where the ISA has no such loop */
+     * widen, that computation and narrow. NULL where the ISA has no such loop
+     * (float16's is called with FA_FROM_OUTPUT_WINDOW, bfloat16's with 0:
+     * the loops are built for those windows) */
     int (*from_output_narrow)(const uint16_t *g, const uint16_t *y, uint16_t *dst, ptrdiff_t n, uint64_t *ties,
                               uint32_t window, int tanh_form);
-    /* (float16's from_output_narrow is called with FA_FROM_OUTPUT_WINDOW,
-     * bfloat16's with 0: the loops are built for those windows) */
     /* hardswish in one pass, forward (g NULL) or backward: rounded as
      * narrow rounds the float32 kernel's results, elements within `window`
      * float32 ULPs of a tie marked unless their value is exact; NULL where
