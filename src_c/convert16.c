@@ -539,8 +539,8 @@ FA_AVX2_ static inline int hardswish_round_bf16_avx2(__m256 y, uint16_t *to, uin
  * exact: a s is for |x| >= 2^-37 (at most 11 + 26 bits for float16, 8 + 46
  * for bfloat16), and a s/6 rounded to float64 is then either exact or too
  * far from any 16-bit tie for its rounding to matter (a s/3 is a binary
- * fraction or has a period of 2 bits). Returns 0 where it is not (x = ±0,
- * tiny bfloat16 x, outside (-3, 3), a NaN or infinite operand): fix_ties' float64
+ * fraction or has a period of 2 bits). Returns 0 where it is not (tiny
+ * bfloat16 x, outside (-3, 3), a NaN or infinite operand): fix_ties' float64
  * kernel and its tie rules then decide. float16 through F16C. */
 FA_AVX2_ static inline float hardswish_widen_one_avx2(uint16_t h, int bf16) {
     return bf16 ? fa_bf16_to_float(h) : _cvtsh_ss(h);
@@ -939,9 +939,8 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int from_output_bf16_avx512_body(const uint1
 FA_FROM_OUTPUT_SPECIALISED_(from_output_f16_avx512, FA_AVX512_)
 FA_FROM_OUTPUT_SPECIALISED_(from_output_bf16_avx512, FA_AVX512_)
 
-/* hardswish in one pass, as hardswish_body_avx2 (the same three roundings
- * and settling), 16 lanes a vector; float16's lanes near a tie found from
- * y's bits instead of a bracket (window >= 4: loops.c's FA_NEAR_TIE_WINDOW) */
+/* hardswish in one pass, as hardswish_body_avx2 (the same three roundings,
+ * brackets, marks and settling), 16 lanes a vector */
 FA_AVX512_ static inline __m512 hardswish_select_avx512(__m512 a, __m512 x, int backward, __m512 one) {
     __m512 s = _mm512_fmadd_ps(x, _mm512_set1_ps(backward ? 2.0f : 1.0f), _mm512_set1_ps(3.0f));
     __m512 inside = _mm512_mul_ps(a, _mm512_mul_ps(s, _mm512_set1_ps((float)(1.0 / 6))));
@@ -959,14 +958,12 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static __mmask16 hardswish_vector_avx512(const uint
     __m512 xw = bf16 ? bf16_lanes_avx512(x) : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)x));
     __m512 a = !backward ? xw : bf16 ? bf16_lanes_avx512(g) : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g));
     __m512 y = hardswish_select_avx512(a, xw, backward, one);
-    if (!bf16) {
-        /* y rounded; marked, the lanes within `window` float32 ULPs of a
-         * float16 tie (half_tie_lanes_avx512, which also finds the ties
-         * among subnormal results): y is within 4 ULPs of the value, so
-         * elsewhere it rounds as the value does. Cheaper than AVX2's
-         * bracket, which takes two more products and a second conversion. */
-        _mm256_storeu_si256((__m256i *)to, _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));
-        return half_tie_lanes_avx512(y, window);
+    if (!bf16) { /* y rounded; the lanes whose bracket rounds apart */
+        __m256i lo = _mm512_cvtps_ph(_mm512_mul_ps(y, _mm512_set1_ps(1 - 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+        __m256i hi = _mm512_cvtps_ph(_mm512_mul_ps(y, _mm512_set1_ps(1 + 0x1p-20f)), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_si256((__m256i *)to, lo);
+        __m512i apart = _mm512_cvtepu16_epi32(_mm256_xor_si256(lo, hi));
+        return _mm512_test_epi32_mask(apart, apart);
     }
     /* rounded half up; the lanes within `window` ULPs of a tie (NaNs here
      * have their low 16 bits zero: widened, or the default NaN) */

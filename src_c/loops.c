@@ -347,7 +347,6 @@ enum { FA_NEAR_TIE_WINDOW = 8 };
 /* the scans' window arithmetic (half.h, convert16.c) assumes a window well
  * under half a 16-bit ULP: 2^12 float32 ULPs for float16 */
 _Static_assert(FA_NEAR_TIE_WINDOW < 2048, "the near-tie window must stay far below half a 16-bit ULP");
-_Static_assert(FA_NEAR_TIE_WINDOW >= 4, "AVX-512's float16 hardswish scans with it: its y is within 4 ULPs");
 enum { FA_TIE_BATCH = 64 }; /* ties recomputed per call of the float64 kernel */
 
 /* The float64 result can itself be exactly a 16-bit tie when the term that
