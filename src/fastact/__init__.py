@@ -12,7 +12,9 @@ from importlib.metadata import PackageNotFoundError as _NotFound, version as _ve
 
 import numpy as _np
 
-from . import _ext, ufuncs
+from . import _bfloat16, _ext, ufuncs
+
+_bfloat16.install()
 
 try:
     __version__ = _version("fastact")

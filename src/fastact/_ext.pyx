@@ -25,30 +25,41 @@ dtype_codes[0], dtype_codes[1], dtype_codes[2] = cnp.NPY_FLOAT16, cnp.NPY_FLOAT3
 _keep = []  # NumPy keeps the name and doc pointers: the bytes must live as long
 
 # bfloat16 is ml_dtypes' dtype (the one JAX and the NumPy ecosystem use), a
-# NumPy user dtype: where ml_dtypes is installed, every ufunc gets a bfloat16
-# loop too; without it, nothing changes.
-try:
-    import ml_dtypes as _ml_dtypes
-    import numpy as _np
-    BFLOAT16 = _np.dtype(_ml_dtypes.bfloat16)
-except ImportError:
-    BFLOAT16 = None
+# NumPy user dtype: once ml_dtypes is imported, every ufunc gets a bfloat16
+# loop too; without it, nothing changes. Importing ml_dtypes costs more than
+# the rest of fastact (0.8 s against 0.15 s on a 2-vCPU Zen 4, NumPy 2.4), so
+# fastact does not import it: _bfloat16.py adds the loops when something does,
+# which it must before a bfloat16 array exists.
+BFLOAT16 = None
+cdef list _bfloat16_loops = []  # (ufunc, loop, data, nin, nparams, nout)
 
 
 cdef _register_bfloat16(object ufunc, PyUFuncGenericFunction loop, void *data, int nin, int nparams, int nout):
-    """A loop for bfloat16 arrays (float64 parameters), where ml_dtypes is installed."""
-    if BFLOAT16 is None:
+    """Keeps a bfloat16 loop (float64 parameters) for add_bfloat16_loops."""
+    _bfloat16_loops.append((ufunc, <intptr_t>loop, <intptr_t>data, nin, nparams, nout))
+
+
+def add_bfloat16_loops(dtype):
+    """Registers every ufunc's bfloat16 loop for `dtype` (ml_dtypes.bfloat16's);
+    once: later calls do nothing. The caller holds _bfloat16's lock."""
+    global BFLOAT16
+    if BFLOAT16 is not None:
         return
-    cdef int nargs = nin + nparams + nout
-    cdef int *types = <int *>PyMem_Malloc(nargs * sizeof(int))
-    if not types:
-        raise MemoryError()
-    for a in range(nargs):
-        types[a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else BFLOAT16.num
-    try:
-        cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>ufunc, BFLOAT16.num, loop, types, data)
-    finally:
-        PyMem_Free(types)  # NumPy keeps its own copy
+    cdef int nargs, num = dtype.num
+    cdef int *types
+    for ufunc, loop, data, nin, nparams, nout in _bfloat16_loops:
+        nargs = nin + nparams + nout
+        types = <int *>PyMem_Malloc(nargs * sizeof(int))
+        if not types:
+            raise MemoryError()
+        for a in range(nargs):
+            types[a] = cnp.NPY_FLOAT64 if nin <= a < nin + nparams else num
+        try:
+            cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>ufunc, num, <PyUFuncGenericFunction><intptr_t>loop, types,
+                                            <void *><intptr_t>data)
+        finally:
+            PyMem_Free(types)  # NumPy keeps its own copy
+    BFLOAT16 = dtype
 
 
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,

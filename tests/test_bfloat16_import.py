@@ -1,0 +1,84 @@
+"""fastact does not import ml_dtypes, and its bfloat16 loops are there
+however ml_dtypes comes to be imported: before fastact, after it, through
+JAX, or by fastact itself for a torch bfloat16 tensor. Each case runs in a
+fresh interpreter, since this one has imported ml_dtypes long ago."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("ml_dtypes")
+
+# bfloat16 in gives bfloat16 out from a ufunc, a backward, a row gufunc and
+# the ufunc object itself; the values are gelu's, not a float32 loop's
+CHECK_LOOPS = """
+import numpy as np, ml_dtypes
+x = np.array([-1.0, 0.0, 1.0, 2.0 ** -133], ml_dtypes.bfloat16)
+for y in (fa.gelu(x), fa.gelu_backward(x, x), fa.softmax(x), fa.ufuncs.gelu(x), fa.swiglu(x, x)):
+    assert y.dtype == ml_dtypes.bfloat16, y.dtype
+assert fa.gelu(x)[3] == x[3], fa.gelu(x)  # gelu(tiny) = tiny/2 rounds up to tiny only if rounded once
+assert fa.gelu(x).view(np.uint16).tolist() == [0xBE22, 0, 0x3F57, 0x0001], fa.gelu(x).view(np.uint16)
+"""
+
+
+def run(*parts):
+    code = "\n".join(textwrap.dedent(part) for part in parts)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_import_leaves_ml_dtypes_alone_and_adds_its_loops_after():
+    run("""
+        import sys
+        import fastact as fa
+        assert "ml_dtypes" not in sys.modules
+        assert fa._ext.BFLOAT16 is None
+        """, CHECK_LOOPS, """
+        from fastact import _bfloat16
+        assert _bfloat16._finder not in sys.meta_path  # done with once ml_dtypes is in
+        assert type(sys.modules["ml_dtypes"].__loader__).__module__ != "fastact._bfloat16"
+        assert type(sys.modules["ml_dtypes"].__spec__.loader).__module__ != "fastact._bfloat16"
+        """)
+
+
+def test_ml_dtypes_imported_first():
+    run("""
+        import sys, ml_dtypes
+        import fastact as fa
+        from fastact import _bfloat16
+        assert _bfloat16._finder not in sys.meta_path
+        """, CHECK_LOOPS)
+
+
+def test_a_spec_looked_up_but_not_imported_changes_nothing():
+    """importlib.util.find_spec passes through the finder without importing."""
+    run("""
+        import importlib.util, sys
+        import fastact as fa
+        assert importlib.util.find_spec("ml_dtypes") is not None
+        assert "ml_dtypes" not in sys.modules and fa._ext.BFLOAT16 is None
+        """, CHECK_LOOPS)
+
+
+def test_through_jax():
+    pytest.importorskip("jax")
+    run("""
+        import fastact as fa
+        import jax.numpy as jnp, numpy as np
+        y = fa.silu(np.asarray(jnp.ones(3, jnp.bfloat16)))
+        assert y.dtype.name == "bfloat16", y.dtype
+        """)
+
+
+def test_torch_bfloat16_tensor_without_ml_dtypes_imported():
+    pytest.importorskip("torch")
+    run("""
+        import sys
+        import fastact as fa, torch
+        assert "ml_dtypes" not in sys.modules
+        t = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.bfloat16)
+        y = fa.gelu(t)
+        assert y.dtype == torch.bfloat16 and "ml_dtypes" in sys.modules
+        assert torch.equal(y.view(torch.int16), torch.tensor([-16862, 0, 16215], dtype=torch.int16)), y
+        """)
