@@ -82,3 +82,69 @@ def test_torch_bfloat16_tensor_without_ml_dtypes_imported():
         assert y.dtype == torch.bfloat16 and "ml_dtypes" in sys.modules
         assert torch.equal(y.view(torch.int16), torch.tensor([-16862, 0, 16215], dtype=torch.int16)), y
         """)
+
+
+def test_a_finder_ahead_that_answers_for_ml_dtypes():
+    """Another import hook that finds ml_dtypes itself bypasses fastact's
+    finder; the public functions still add the loops before computing."""
+    run("""
+        import importlib.machinery, sys
+        import fastact as fa
+
+        class Instrumenting:
+            def find_spec(self, name, path=None, target=None):
+                if name == "ml_dtypes":
+                    return importlib.machinery.PathFinder.find_spec(name, path, target)
+        sys.meta_path.insert(0, Instrumenting())
+        import ml_dtypes
+        assert fa._ext.BFLOAT16 is None  # the finder never saw it
+        """, CHECK_LOOPS)
+
+
+def test_ml_dtypes_blocked_or_a_stub():
+    """None in sys.modules (how tests block an optional package) or a stub
+    without bfloat16: fastact imports and computes, without bfloat16."""
+    run("""
+        import sys, types
+        import numpy as np
+        sys.modules["ml_dtypes"] = None
+        import fastact as fa
+        assert fa.gelu(np.ones(3, np.float16)).dtype == np.float16 and fa._ext.BFLOAT16 is None
+        sys.modules["ml_dtypes"] = types.ModuleType("ml_dtypes")
+        assert fa.gelu(np.ones(3, np.float32)).dtype == np.float32 and fa._ext.BFLOAT16 is None
+        del sys.modules["ml_dtypes"]
+        """, CHECK_LOOPS)
+
+
+def test_reloading_fastact_adds_no_second_finder():
+    run("""
+        import importlib, sys
+        import fastact as fa
+        from fastact import _bfloat16
+        importlib.reload(fa)
+        importlib.reload(fa)
+        assert sys.meta_path.count(_bfloat16._finder) == 1
+        """, CHECK_LOOPS, """
+        assert _bfloat16._finder not in sys.meta_path
+        """)
+
+
+def test_a_dtype_by_name_while_ml_dtypes_is_still_importing():
+    """NumPy knows "bfloat16" from the moment ml_dtypes registers it, before
+    its import (and the finder's loops) have finished in that thread; a call
+    from another thread then waits for that import rather than computing
+    in float32."""
+    run("""
+        import sys, threading, time
+        import numpy as np
+        import fastact as fa
+        threading.Thread(target=lambda: __import__("ml_dtypes")).start()
+        while True:
+            try:
+                dtype = np.dtype("bfloat16")
+                break
+            except TypeError:
+                time.sleep(0.0005)
+        y = fa.gelu(np.ones(2, dtype))
+        assert y.dtype == dtype, y.dtype
+        """)

@@ -290,6 +290,7 @@ def function_source(m, name, ops, direction, public=None):
         lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier]")
     keywords = "".join(f", {k}={k}" for k in ([head.form.keyword] if head.form else []) + [p.name for p in head.params])
     lines += [
+        "    _bfloat16_if_imported()",
         f"    if _any_tensor(({args},), out):",
         f"        return _on_tensors({public!r}, {public}, ({args},), out, dict(kwargs, precision=precision{keywords}))",
         "    try:",

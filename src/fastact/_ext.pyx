@@ -28,9 +28,9 @@ _keep = []  # NumPy keeps the name and doc pointers: the bytes must live as long
 # NumPy user dtype: once ml_dtypes is imported, every ufunc gets a bfloat16
 # loop too; without it, nothing changes. Importing ml_dtypes costs more than
 # the rest of fastact (0.8 s against 0.15 s on a 2-vCPU Zen 4, NumPy 2.4), so
-# fastact does not import it: _bfloat16.py adds the loops when something does,
-# which it must before a bfloat16 array exists.
+# fastact does not import it: _bfloat16.py adds the loops when something does.
 BFLOAT16 = None
+cdef bint _bfloat16_added = False
 cdef list _bfloat16_loops = []  # (ufunc, loop, data, nin, nparams, nout)
 
 
@@ -42,8 +42,8 @@ cdef _register_bfloat16(object ufunc, PyUFuncGenericFunction loop, void *data, i
 def add_bfloat16_loops(dtype):
     """Registers every ufunc's bfloat16 loop for `dtype` (ml_dtypes.bfloat16's);
     once: later calls do nothing. The caller holds _bfloat16's lock."""
-    global BFLOAT16
-    if BFLOAT16 is not None:
+    global BFLOAT16, _bfloat16_added
+    if _bfloat16_added:
         return
     cdef int nargs, num = dtype.num
     cdef int *types
@@ -60,6 +60,24 @@ def add_bfloat16_loops(dtype):
         finally:
             PyMem_Free(types)  # NumPy keeps its own copy
     BFLOAT16 = dtype
+    _bfloat16_added = True
+
+
+import sys as _sys
+cdef dict _modules = _sys.modules
+
+
+cdef inline int _bfloat16_if_imported() except -1:
+    """Each public function's first step: the loops, if ml_dtypes has been
+    imported in a way _bfloat16's finder did not see (another finder ahead
+    of it; a thread importing it while fastact was imported), or is being
+    imported in another thread. Costs a flag test once they are added, a
+    dict lookup before (more while sys.modules holds a stub for it)."""
+    if _bfloat16_added or _modules.get("ml_dtypes") is None:
+        return 0
+    from fastact import _bfloat16
+    _bfloat16.add_loops_if_imported()
+    return 0
 
 
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
@@ -122,7 +140,6 @@ cdef object _make_row_gufunc(int op, int direction, str name, str doc):
 # pre-NumPy-2 signature (a DeprecationWarning on every call). The public
 # functions hand them to _interop instead, which computes on NumPy views of
 # them and returns tensors. torch.Tensor once torch has been imported.
-import sys as _sys
 cdef object _tensor_type = None
 
 cdef bint _any_tensor(tuple args, object out):

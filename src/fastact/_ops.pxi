@@ -104,6 +104,7 @@ def relu(x, *, precision='accurate', out=None, **kwargs):
     "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu', precision)
     cdef object ufunc = (_u_relu, _u_relu)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('relu', relu, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -118,6 +119,7 @@ def relu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu_backward', precision)
     cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('relu_backward', relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -138,6 +140,7 @@ def gelu(x, approximate='none', *, precision='accurate', out=None, **kwargs):
         ufunc = (_u_gelu_tanh, _u_gelu_tanh_fast)[tier]
     else:
         raise _bad_choice('gelu', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('gelu', gelu, (x,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -158,6 +161,7 @@ def gelu_backward(grad_output, x, approximate='none', *, precision='accurate', o
         ufunc = (_u_gelu_tanh_backward, _u_gelu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('gelu_backward', gelu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -172,6 +176,7 @@ def silu(x, *, precision='accurate', out=None, **kwargs):
     "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.2689,  0.    ,  0.7311])"
     cdef int tier = _tier_index('silu', precision)
     cdef object ufunc = (_u_silu, _u_silu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('silu', silu, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -186,6 +191,7 @@ def silu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0723, 0.5   , 0.9277])"
     cdef int tier = _tier_index('silu_backward', precision)
     cdef object ufunc = (_u_silu_backward, _u_silu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('silu_backward', silu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -200,6 +206,7 @@ def sigmoid(x, *, precision='accurate', out=None, **kwargs):
     "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.2689, 0.5   , 0.7311])"
     cdef int tier = _tier_index('sigmoid', precision)
     cdef object ufunc = (_u_sigmoid, _u_sigmoid_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('sigmoid', sigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -214,6 +221,7 @@ def sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwargs
     "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1966, 0.25  , 0.1966])"
     cdef int tier = _tier_index('sigmoid_backward', precision)
     cdef object ufunc = (_u_sigmoid_backward, _u_sigmoid_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('sigmoid_backward', sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -228,6 +236,7 @@ def tanh(x, *, precision='accurate', out=None, **kwargs):
     "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.7616,  0.    ,  0.7616])"
     cdef int tier = _tier_index('tanh', precision)
     cdef object ufunc = (_u_tanh, _u_tanh_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('tanh', tanh, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -242,6 +251,7 @@ def tanh_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.42, 1.  , 0.42])"
     cdef int tier = _tier_index('tanh_backward', precision)
     cdef object ufunc = (_u_tanh_backward, _u_tanh_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('tanh_backward', tanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -258,6 +268,7 @@ def softplus(x, beta=1.0, threshold=20.0, *, precision='accurate', out=None, **k
     cdef double _beta = _check_param('softplus', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus', 'threshold', threshold, 'positive_or_inf')
     cdef object ufunc = (_u_softplus, _u_softplus_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('softplus', softplus, (x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
     try:
@@ -274,6 +285,7 @@ def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='ac
     cdef double _beta = _check_param('softplus_backward', 'beta', beta, 'positive')
     cdef double _threshold = _check_param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
     cdef object ufunc = (_u_softplus_backward, _u_softplus_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('softplus_backward', softplus_backward, (grad_output, x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
     try:
@@ -288,6 +300,7 @@ def log_sigmoid(x, *, precision='accurate', out=None, **kwargs):
     "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('log_sigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('log_sigmoid', log_sigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -302,6 +315,7 @@ def logsigmoid(x, *, precision='accurate', out=None, **kwargs):
     "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('logsigmoid', precision)
     cdef object ufunc = (_u_log_sigmoid, _u_log_sigmoid_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('logsigmoid', logsigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -316,6 +330,7 @@ def log_sigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
     "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('log_sigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('log_sigmoid_backward', log_sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -330,6 +345,7 @@ def logsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kwa
     "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('logsigmoid_backward', precision)
     cdef object ufunc = (_u_log_sigmoid_backward, _u_log_sigmoid_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('logsigmoid_backward', logsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -344,6 +360,7 @@ def mish(x, *, precision='accurate', out=None, **kwargs):
     "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3034,  0.    ,  0.8651])"
     cdef int tier = _tier_index('mish', precision)
     cdef object ufunc = (_u_mish, _u_mish_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('mish', mish, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -358,6 +375,7 @@ def mish_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0592, 0.6   , 1.049 ])"
     cdef int tier = _tier_index('mish_backward', precision)
     cdef object ufunc = (_u_mish_backward, _u_mish_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('mish_backward', mish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -373,6 +391,7 @@ def elu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
     cdef int tier = _tier_index('elu', precision)
     cdef double _alpha = _check_param('elu', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu, _u_elu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('elu', elu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
@@ -388,6 +407,7 @@ def elu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, *
     cdef int tier = _tier_index('elu_backward', precision)
     cdef double _alpha = _check_param('elu_backward', 'alpha', alpha, 'finite')
     cdef object ufunc = (_u_elu_backward, _u_elu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('elu_backward', elu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
@@ -402,6 +422,7 @@ def selu(x, *, precision='accurate', out=None, **kwargs):
     "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.1113,  0.    ,  1.0507])"
     cdef int tier = _tier_index('selu', precision)
     cdef object ufunc = (_u_selu, _u_selu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('selu', selu, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -416,6 +437,7 @@ def selu_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.6468, 1.7581, 1.0507])"
     cdef int tier = _tier_index('selu_backward', precision)
     cdef object ufunc = (_u_selu_backward, _u_selu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('selu_backward', selu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -431,6 +453,7 @@ def celu(x, alpha=1.0, *, precision='accurate', out=None, **kwargs):
     cdef int tier = _tier_index('celu', precision)
     cdef double _alpha = _check_param('celu', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu, _u_celu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('celu', celu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
@@ -446,6 +469,7 @@ def celu_backward(grad_output, x, alpha=1.0, *, precision='accurate', out=None, 
     cdef int tier = _tier_index('celu_backward', precision)
     cdef double _alpha = _check_param('celu_backward', 'alpha', alpha, 'positive')
     cdef object ufunc = (_u_celu_backward, _u_celu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('celu_backward', celu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
     try:
@@ -461,6 +485,7 @@ def leaky_relu(x, negative_slope=0.01, *, precision='accurate', out=None, **kwar
     cdef int tier = _tier_index('leaky_relu', precision)
     cdef double _negative_slope = _check_param('leaky_relu', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('leaky_relu', leaky_relu, (x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
     try:
@@ -476,6 +501,7 @@ def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='accur
     cdef int tier = _tier_index('leaky_relu_backward', precision)
     cdef double _negative_slope = _check_param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
     cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('leaky_relu_backward', leaky_relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
     try:
@@ -490,6 +516,7 @@ def relu6(x, *, precision='accurate', out=None, **kwargs):
     "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6', precision)
     cdef object ufunc = (_u_relu6, _u_relu6)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('relu6', relu6, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -504,6 +531,7 @@ def relu6_backward(grad_output, x, *, precision='accurate', out=None, **kwargs):
     "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6_backward', precision)
     cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('relu6_backward', relu6_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -522,6 +550,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='accurate', out=None, **
     if _min_val > _max_val:
         raise _bad_order('hardtanh', 'min_val', min_val, 'max_val', max_val)
     cdef object ufunc = (_u_hardtanh, _u_hardtanh)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardtanh', hardtanh, (x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
     try:
@@ -540,6 +569,7 @@ def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='a
     if _min_val > _max_val:
         raise _bad_order('hardtanh_backward', 'min_val', min_val, 'max_val', max_val)
     cdef object ufunc = (_u_hardtanh_backward, _u_hardtanh_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardtanh_backward', hardtanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
     try:
@@ -554,6 +584,7 @@ def hardsigmoid(x, *, precision='accurate', out=None, **kwargs):
     "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3333, 0.5   , 0.6667])"
     cdef int tier = _tier_index('hardsigmoid', precision)
     cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardsigmoid', hardsigmoid, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -568,6 +599,7 @@ def hardsigmoid_backward(grad_output, x, *, precision='accurate', out=None, **kw
     "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.1667, 0.1667])"
     cdef int tier = _tier_index('hardsigmoid_backward', precision)
     cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardsigmoid_backward', hardsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -582,6 +614,7 @@ def hardswish(x, *, precision='accurate', out=None, **kwargs):
     "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3333,  0.    ,  0.6667])"
     cdef int tier = _tier_index('hardswish', precision)
     cdef object ufunc = (_u_hardswish, _u_hardswish)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardswish', hardswish, (x,), out, dict(kwargs, precision=precision))
     try:
@@ -596,6 +629,7 @@ def hardswish_backward(grad_output, x, *, precision='accurate', out=None, **kwar
     "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.5   , 0.8333])"
     cdef int tier = _tier_index('hardswish_backward', precision)
     cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardswish_backward', hardswish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
     try:
@@ -610,6 +644,7 @@ def sigmoid_backward_from_output(grad_output, output, *, precision='accurate', o
     "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.1875, 0.25  , 0.1875])"
     cdef int tier = _tier_index('sigmoid_backward_from_output', precision)
     cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, output,), out):
         return _on_tensors('sigmoid_backward_from_output', sigmoid_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
     try:
@@ -624,6 +659,7 @@ def tanh_backward_from_output(grad_output, output, *, precision='accurate', out=
     "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.9375, 0.75  , 0.4375])"
     cdef int tier = _tier_index('tanh_backward_from_output', precision)
     cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, output,), out):
         return _on_tensors('tanh_backward_from_output', tanh_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
     try:
@@ -638,6 +674,7 @@ def swiglu(gate, up, *, precision='accurate', out=None, **kwargs):
     "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.swiglu(np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0)).round(4) + 0.0\narray([-0.5379,  0.    ,  1.4621])"
     cdef int tier = _tier_index('swiglu', precision)
     cdef object ufunc = (_u_swiglu, _u_swiglu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((gate, up,), out):
         return _on_tensors('swiglu', swiglu, (gate, up,), out, dict(kwargs, precision=precision))
     try:
@@ -652,6 +689,7 @@ def swiglu_backward(grad_output, gate, up, *, precision='accurate', out=None, **
     "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> [g.round(4) + 0.0 for g in fa.swiglu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0))]\n[array([0.1447, 1.    , 1.8553]), array([-0.2689,  0.    ,  0.7311])]"
     cdef int tier = _tier_index('swiglu_backward', precision)
     cdef object ufunc = (_u_swiglu_backward, _u_swiglu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, gate, up,), out):
         return _on_tensors('swiglu_backward', swiglu_backward, (grad_output, gate, up,), out, dict(kwargs, precision=precision))
     try:
@@ -672,6 +710,7 @@ def geglu(gate, up, approximate='none', *, precision='accurate', out=None, **kwa
         ufunc = (_u_geglu_tanh, _u_geglu_tanh_fast)[tier]
     else:
         raise _bad_choice('geglu', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((gate, up,), out):
         return _on_tensors('geglu', geglu, (gate, up,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -692,6 +731,7 @@ def geglu_backward(grad_output, gate, up, approximate='none', *, precision='accu
         ufunc = (_u_geglu_tanh_backward, _u_geglu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('geglu_backward', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, gate, up,), out):
         return _on_tensors('geglu_backward', geglu_backward, (grad_output, gate, up,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -712,6 +752,7 @@ def bias_gelu(x, bias, approximate='none', *, precision='accurate', out=None, **
         ufunc = (_u_bias_gelu_tanh, _u_bias_gelu_tanh_fast)[tier]
     else:
         raise _bad_choice('bias_gelu', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_gelu', bias_gelu, (x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -732,6 +773,7 @@ def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='a
         ufunc = (_u_bias_gelu_tanh_backward, _u_bias_gelu_tanh_backward_fast)[tier]
     else:
         raise _bad_choice('bias_gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_gelu_backward', bias_gelu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
     try:
@@ -746,6 +788,7 @@ def bias_silu(x, bias, *, precision='accurate', out=None, **kwargs):
     "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='accurate': within 2 ULP; precision='fast': within 4 ULP.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([-0.1888,  0.3112,  1.2264])"
     cdef int tier = _tier_index('bias_silu', precision)
     cdef object ufunc = (_u_bias_silu, _u_bias_silu_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_silu', bias_silu, (x, bias,), out, dict(kwargs, precision=precision))
     try:
@@ -760,6 +803,7 @@ def bias_silu_backward(grad_output, x, bias, *, precision='accurate', out=None, 
     "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='accurate': within 4 ULP of the derivative's largest term; precision='fast': within 8 ULP of the derivative's largest term.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_fast.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0.26  , 0.74  , 1.0413])"
     cdef int tier = _tier_index('bias_silu_backward', precision)
     cdef object ufunc = (_u_bias_silu_backward, _u_bias_silu_backward_fast)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_silu_backward', bias_silu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))
     try:
@@ -774,6 +818,7 @@ def bias_relu(x, bias, *, precision='accurate', out=None, **kwargs):
     "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0. , 0.5, 1.5])"
     cdef int tier = _tier_index('bias_relu', precision)
     cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_relu', bias_relu, (x, bias,), out, dict(kwargs, precision=precision))
     try:
@@ -788,6 +833,7 @@ def bias_relu_backward(grad_output, x, bias, *, precision='accurate', out=None, 
     "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='accurate' (default) or 'fast'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0., 1., 1.])"
     cdef int tier = _tier_index('bias_relu_backward', precision)
     cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier]
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_relu_backward', bias_relu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))
     try:

@@ -55,6 +55,7 @@ cdef object _axis_of(str function, object axis):
 
 
 cdef object _row_call(str function, object gufunc, tuple args, object axis, object precision, object out):
+    _bfloat16_if_imported()
     if _any_tensor(args, out):
         return _on_tensors(function, globals()[function], args, out, dict(axis=axis, precision=precision))
     _tier_index(function, precision)
@@ -125,6 +126,7 @@ def glu(x, axis=-1, *, precision='accurate', out=None):
     Within 2 ULP (fast tier: 4). dtypes: float16, bfloat16 (ml_dtypes), float32, float64; integers and bools promote
     as for np.exp. out= has the halves' shape. The elementwise ufunc of the halves:
     fastact.ufuncs.glu(a, b)."""
+    _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('glu', glu, (x,), out, dict(axis=axis, precision=precision))
     cdef int tier = _tier_index('glu', precision)
@@ -141,6 +143,7 @@ def glu_backward(grad_output, x, axis=-1, *, precision='accurate', out=None):
     x: grad_output·σ(b) for the first half and grad_output·a·σ(b)(1 - σ(b)) for the second.
 
     Within 4 ULP of each part's largest term (fast tier: 8). out= has x's shape."""
+    _bfloat16_if_imported()
     if _any_tensor((grad_output, x), out):
         return _on_tensors('glu_backward', glu_backward, (grad_output, x), out, dict(axis=axis, precision=precision))
     cdef int tier = _tier_index('glu_backward', precision)
