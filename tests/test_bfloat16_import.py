@@ -148,3 +148,18 @@ def test_a_dtype_by_name_while_ml_dtypes_is_still_importing():
         y = fa.gelu(np.ones(2, dtype))
         assert y.dtype == dtype, y.dtype
         """)
+
+
+def test_fastact_torch_imports_ml_dtypes_at_its_first_bfloat16_tensor():
+    pytest.importorskip("torch")
+    run("""
+        import sys
+        import torch
+        import fastact.torch as fat
+        assert "ml_dtypes" not in sys.modules
+        x = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.bfloat16, requires_grad=True)
+        y = fat.gelu(x)
+        y.sum().backward()
+        assert y.dtype == x.grad.dtype == torch.bfloat16 and "ml_dtypes" in sys.modules
+        assert torch.equal(y.detach().view(torch.int16), torch.tensor([-16862, 0, 16215], dtype=torch.int16)), y
+        """)

@@ -118,7 +118,7 @@ def test_each_dtype_gives_fastacts_bits(dtype):
 
 
 def test_zero_copy_views_and_in_place():
-    for dtype in (torch.float16, torch.float32, torch.float64) + ((torch.bfloat16,) if fat.ml_dtypes else ()):
+    for dtype in (torch.float16, torch.float32, torch.float64) + ((torch.bfloat16,) if fat._HAVE_ML_DTYPES else ()):
         t = torch.ones(8, dtype=dtype)
         assert fat._array(t).__array_interface__["data"][0] == t.data_ptr()
     x = away_from((0,), (100,), torch.float32)

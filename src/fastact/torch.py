@@ -16,6 +16,7 @@ Every function and module takes precision="accurate" (the default) or
 for one raises an error that says so. PyTorch is an optional dependency:
 pip install "fastact[torch]".
 """
+import importlib.util
 import warnings
 
 try:
@@ -26,10 +27,9 @@ except ImportError as exc:  # pragma: no cover - exercised without torch only
 
 import fastact as fa
 
-try:
-    import ml_dtypes
-except ImportError:
-    ml_dtypes = None
+# bfloat16 tensors become ml_dtypes' bfloat16 arrays; ml_dtypes is imported
+# on the first one, not here (its import takes half as long as torch's)
+_HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
 
 __all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu", "selu", "celu",
            "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax", "glu",
@@ -37,13 +37,14 @@ __all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", 
            "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax", "LogSoftmax",
            "GLU", "replace_activations"]
 
-_DTYPES = {torch.float32, torch.float64, torch.float16} | ({torch.bfloat16} if ml_dtypes else set())
+_DTYPES = {torch.float32, torch.float64, torch.float16} | ({torch.bfloat16} if _HAVE_ML_DTYPES else set())
 
 
 def _array(t):
     """A NumPy view of a CPU tensor (no copy; bfloat16 as ml_dtypes')."""
     t = t.detach()
     if t.dtype == torch.bfloat16:
+        import ml_dtypes
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return t.numpy()
 
