@@ -21,7 +21,7 @@ from fastact._peers import IMPLS
 ORDER = list(IMPLS)
 NOT_PEERS = {name for name, impl in IMPLS.items() if impl.kind != "peer"}
 OURS = [name for name, impl in IMPLS.items() if impl.kind == "fastact"]   # a column set per tier
-TIER_LABEL = {"fastact": "", "fastact-fast": "fast "}
+TIER_LABEL = {"fastact": "", "fastact-accurate": "accurate "}
 FIELDS = ("function", "direction", "dtype", "size", "threads", "impl")
 
 

@@ -103,7 +103,7 @@ def sweep_reference(request, sweep_x):
 @pytest.mark.parametrize("tier", TIERS)
 def test_float32_sweep(isa, sweep_x, sweep_reference, tier, direction):
     op_act, reference = sweep_reference
-    act = VARIANTS[op_act.name if tier == TIERS[0] else f"{op_act.name}_{tier}"]
+    act = VARIANTS[op_act.name if tier == op_act.op.default_tier else f"{op_act.name}_{tier}"]
     expected, unit = reference[direction]
     if isa != FULL_SWEEP_ISA:
         sweep_x = np.ascontiguousarray(sweep_x[::SUBSWEEP_STEP])

@@ -90,8 +90,8 @@ def test_float16_is_float32_rounded_once(f, arity, name, ufunc):
     # Every float16 bit pattern (signalling NaNs come back quiet, as F16C makes them).
     x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
     args = (x,) if arity == 1 else (np.resize(np.float16([1, -2, 0.5, 3, -0.75]), x.size), x)
-    op = next(op for op in OPS if ufunc.__name__ in (op.name, op.name + "_fast", op.name + "_backward",
-                                                     op.name + "_backward_fast"))
+    op = next(op for op in OPS if ufunc.__name__ in (op.name, op.name + "_accurate", op.name + "_backward",
+                                                     op.name + "_backward_accurate"))
     # the exact piecewise ops' float32 kernels round their parameters to float32, and so do their ties
     params = tuple(float(np.float32(p.default)) if op.exact else p.default for p in op.params)
     smooth_forward = (not op.exact and not op.params and "fast" in op.tiers
@@ -219,7 +219,7 @@ PUBLIC_FUNCTIONS = sorted({(getattr(p.values[0], "func", p.values[0]), p.values[
 @pytest.mark.parametrize("f, arity", PUBLIC_FUNCTIONS, ids=[f.__name__ for f, _ in PUBLIC_FUNCTIONS])
 def test_unknown_precision_is_a_value_error_naming_function_and_choices(f, arity, precision):
     out = np.full(3, 7.0)
-    with pytest.raises(ValueError, match=f"^fastact\\.{f.__name__}: precision must be 'accurate' or 'fast', "
+    with pytest.raises(ValueError, match=f"^fastact\\.{f.__name__}: precision must be 'fast' or 'accurate', "
                                          f"not {re.escape(repr(precision))}$"):
         f(*[np.ones(3)] * arity, precision=precision, out=out)
     assert (out == 7.0).all()  # nothing written
@@ -232,12 +232,15 @@ def test_precision_selects_the_tier_ufunc():
         forward, backward = getattr(ufuncs, a.ufunc_name("forward")), getattr(ufuncs, a.ufunc_name("backward"))
         assert_same_bits(a.forward(x), forward(x, *a.params))
         assert_same_bits(a.backward(g, x), backward(g, x, *a.params))
-    # the tiers differ somewhere for every smooth function, and relu has one kernel for both
-    assert not np.array_equal(fa.silu(x), fa.silu(x, precision="fast"), equal_nan=True)
-    assert not np.array_equal(fa.gelu(x, "tanh"), fa.gelu(x, "tanh", precision="fast"), equal_nan=True)
-    assert_same_bits(fa.relu(x, precision="fast"), fa.relu(x))
-    assert_same_bits(fa.relu_backward(g, x, precision="fast"), fa.relu_backward(g, x))
-    assert_same_bits(fa.gelu(x, precision="accurate"), ufuncs.gelu(x))
+    # the default is the fast tier; the tiers differ somewhere for every smooth
+    # function, and relu has one kernel for both
+    assert_same_bits(fa.gelu(x), fa.gelu(x, precision="fast"))
+    assert_same_bits(fa.gelu(x, precision="accurate"), ufuncs.gelu_accurate(x))
+    assert_same_bits(fa.gelu(x), ufuncs.gelu(x))
+    assert not np.array_equal(fa.silu(x), fa.silu(x, precision="accurate"), equal_nan=True)
+    assert not np.array_equal(fa.gelu(x, "tanh"), fa.gelu(x, "tanh", precision="accurate"), equal_nan=True)
+    assert_same_bits(fa.relu(x, precision="accurate"), fa.relu(x))
+    assert_same_bits(fa.relu_backward(g, x, precision="accurate"), fa.relu_backward(g, x))
 
 
 # ---- out= -------------------------------------------------------------------------

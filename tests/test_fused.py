@@ -27,9 +27,9 @@ GATED = {  # name: (public call, backward call, activation, its reference, refer
                    lambda v, **k: fa.gelu(v, approximate="tanh", **k), ref.gelu_tanh, ref.gelu_tanh_backward,
                    ref.gelu_tanh_backward_scale),
     # glu as (gate=b, up=a): a·σ(b)
-    "glu": (lambda b, a, **k: ufuncs.glu_fast(a, b) if k.get("precision") == "fast" else ufuncs.glu(a, b),
+    "glu": (lambda b, a, **k: ufuncs.glu_accurate(a, b) if k.get("precision") == "accurate" else ufuncs.glu(a, b),
             lambda g, b, a, **k: (lambda r: (r[1], r[0]))(
-                (ufuncs.glu_backward_fast if k.get("precision") == "fast" else ufuncs.glu_backward)(g, a, b)),
+                (ufuncs.glu_backward_accurate if k.get("precision") == "accurate" else ufuncs.glu_backward)(g, a, b)),
             fa.sigmoid, ref.sigmoid, ref.sigmoid_backward, ref.sigmoid_backward_scale),
 }
 BIAS = {"bias_gelu": (fa.bias_gelu, fa.bias_gelu_backward, fa.gelu, fa.gelu_backward, {}),

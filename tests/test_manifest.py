@@ -9,7 +9,7 @@ import pytest
 
 import fastact as fa
 from fastact import _ext, ufuncs
-from fastact._manifest import OPS, TIERS, directions, public_functions
+from fastact._manifest import DEFAULT_TIER, OPS, TIERS, directions, public_functions
 from fastact._registry import ACTIVATIONS, VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,13 +24,14 @@ def test_generated_files_are_current():
 
 
 def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
-    suffix = {tier: "" if tier == TIERS[0] else "_" + tier for tier in TIERS}
-    expected = [op.name + ("" if d == "fwd" else "_backward") + suffix[tier]
+    def suffix(op, tier):  # the default tier unsuffixed: gelu is the fast tier, gelu_accurate the other
+        return "" if tier == op.default_tier else "_" + tier
+    expected = [op.name + ("" if d == "fwd" else "_backward") + suffix(op, tier)
                 for op in OPS for tier in op.tiers for d in directions(op)]
     # then the generalized ufuncs along an axis (_rows.pxi)
     expected += ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]
     assert ufuncs.__all__ == expected
-    assert [a.key for a in VARIANTS.values()] == [op.name + suffix[t] for op in OPS
+    assert [a.key for a in VARIANTS.values()] == [op.name + suffix(op, t) for op in OPS
                                                   if op.has_backward and op.kind == "elementwise"
                                                   for t in op.tiers]
     for op in OPS:
@@ -42,17 +43,27 @@ def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
             if op.has_backward:
                 shapes.append((op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs)))
             for name, nin, nout in shapes:
-                u = getattr(ufuncs, name + suffix[tier])
+                u = getattr(ufuncs, name + suffix(op, tier))
                 assert (u.nin, u.nout) == (nin + len(op.params), nout)
                 assert u.types == [f"{c * nin}{params}->{c * nout}" for c in codes]
+
+
+def test_the_default_call_is_the_fast_tier_and_accurate_the_opt_in():
+    assert DEFAULT_TIER == "fast"
+    for op in OPS:
+        assert op.default_tier == ("fast" if "fast" in op.tiers else op.tiers[0])
+    x = np.linspace(-10, 10, 2001, dtype=np.float32)
+    assert np.array_equal(fa.gelu(x), ufuncs.gelu(x)) and np.array_equal(fa.gelu(x), fa.gelu(x, precision="fast"))
+    assert np.array_equal(fa.gelu(x, precision="accurate"), ufuncs.gelu_accurate(x))
+    assert not np.array_equal(fa.gelu(x), fa.gelu(x, precision="accurate"))
 
 
 def test_every_smooth_op_has_both_tiers_and_exact_ops_one():
     for op in OPS:
         if op.has_backward:
-            assert op.tiers == ((TIERS[0],) if op.exact else TIERS)
+            assert op.tiers == (("accurate",) if op.exact else TIERS)
         else:  # a derivative from the output: one formula, rounded once or twice
-            assert op.tiers == (TIERS[0],)
+            assert op.tiers == ("accurate",)
 
 
 def test_every_public_function_is_exported_and_named():

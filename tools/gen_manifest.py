@@ -105,7 +105,7 @@ def c_header(m):
                                              for op in m.OPS if op.algorithm == "gated"),
         "#define FA_BIAS_OPS(X) " + " ".join(f"X({op.name}, {upper[op.name]}, {op.activation})"
                                            for op in m.OPS if op.algorithm == "bias"),
-        "/* X(name, NAME) for every precision tier, the default first */",
+        "/* X(name, NAME) for every precision tier, in the kernel tables' order */",
         f"#define FA_TIERS(X) {tiers}",
         f"#define FA_MAX_INPUTS {max_in}",
         f"#define FA_MAX_OUTPUTS {max_out}",
@@ -138,9 +138,9 @@ def c_header(m):
 
 
 def ufunc_name(m, op, direction, tier):
-    """gelu, gelu_backward, gelu_fast, gelu_backward_fast: the default tier unsuffixed."""
+    """gelu, gelu_backward, gelu_accurate, gelu_backward_accurate: the default tier unsuffixed."""
     base = op.name if direction == "fwd" else f"{op.name}_backward"
-    return base if tier == m.TIERS[0] else f"{base}_{tier}"
+    return base if tier == op.default_tier else f"{base}_{tier}"
 
 
 def bound_text(m, op, tier, direction):
@@ -223,16 +223,17 @@ def function_doc(m, name, ops, direction, public=None):
             lines.append(text)
     if head.params:
         lines += [""] + [f"{p.name} (default {p.default!r}): {p.doc}." for p in head.params]
+    ordered = sorted(head.tiers, key=lambda tier: tier != head.default_tier)  # the default first
     if head.exact:
         accuracy = "Accuracy: exact, in every precision tier."
     else:
         accuracy = "Accuracy (float32 and float64): " + "; ".join(
-            f"precision={tier!r}: {bound_text(m, head, tier, direction)}" for tier in head.tiers) + "."
-    ufuncs = ", ".join(f"fastact.ufuncs.{ufunc_name(m, op, direction, tier)}" for op in ops for tier in op.tiers)
+            f"precision={tier!r}: {bound_text(m, head, tier, direction)}" for tier in ordered) + "."
+    ufuncs = ", ".join(f"fastact.ufuncs.{ufunc_name(m, op, direction, tier)}" for op in ops for tier in ordered)
     promotion = ("integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 "
                  "and rounded once: within half an ULP of their type, plus the float32 error.")
     lines += ["", accuracy,
-              f"precision={m.TIERS[0]!r} (default) or {m.TIERS[1]!r}. dtypes: {', '.join(head.dtypes)}, "
+              f"precision={m.DEFAULT_TIER!r} (default) or {other_tier(m)!r}. dtypes: {', '.join(head.dtypes)}, "
               "and ml_dtypes.bfloat16 where ml_dtypes is installed; " + promotion,
               "out= may be any array NumPy's casting allows (in place too); other keywords "
               f"(where=, dtype=, casting=) go to the ufunc: {ufuncs}."]
@@ -241,14 +242,18 @@ def function_doc(m, name, ops, direction, public=None):
     return "\n".join(lines)
 
 
+def other_tier(m):
+    return next(tier for tier in m.TIERS if tier != m.DEFAULT_TIER)
+
+
 def pyx_str(text):
     return repr(text)
 
 
 def tier_ufuncs(m, op, direction):
-    """The ufunc of each tier, as a Cython tuple; a tier the op lacks (an exact
-    op has one) falls back to the default tier's."""
-    names = [f"_u_{ufunc_name(m, op, direction, t if t in op.tiers else m.TIERS[0])}" for t in m.TIERS]
+    """The ufunc of each tier, in TIERS order, as a Cython tuple; a tier the op
+    lacks (an exact op has one) falls back to the op's own."""
+    names = [f"_u_{ufunc_name(m, op, direction, t if t in op.tiers else op.default_tier)}" for t in m.TIERS]
     return f"({', '.join(names)})"
 
 
@@ -271,7 +276,7 @@ def function_source(m, name, ops, direction, public=None):
     if head.form:
         kw = head.form.keyword
         default = next(op for op in ops if op.form.is_default).form.value
-        lines.append(f"def {public}({args}, {kw}={default!r}{params}, *, precision={m.TIERS[0]!r}, out=None, "
+        lines.append(f"def {public}({args}, {kw}={default!r}{params}, *, precision={m.DEFAULT_TIER!r}, out=None, "
                      "**kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, name, ops, direction, public))}")
         lines.append("    cdef object ufunc")
@@ -284,7 +289,7 @@ def function_source(m, name, ops, direction, public=None):
         lines.append("    else:")
         lines.append(f"        raise _bad_choice({public!r}, {kw!r}, {kw}, {choices!r})")
     else:
-        lines.append(f"def {public}({args}{params}, *, precision={m.TIERS[0]!r}, out=None, **kwargs):")
+        lines.append(f"def {public}({args}{params}, *, precision={m.DEFAULT_TIER!r}, out=None, **kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, name, ops, direction, public))}")
         lines += tier_choice + checks
         lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier]")
@@ -306,11 +311,12 @@ def function_source(m, name, ops, direction, public=None):
 
 def pxi(m):
     lines = [f"# {BANNER}", "# Included by _ext.pyx: the ufunc objects, then the public functions.", "",
-             f"TIERS = {m.TIERS!r}", "",
+             f"TIERS = {m.TIERS!r}  # the kernel tables' order",
+             f"PRECISIONS = {(m.DEFAULT_TIER, other_tier(m))!r}  # the default first", "",
              "cdef int _tier_index(str function, object precision) except -1:",
              "    if isinstance(precision, str) and precision in TIERS:",
              "        return TIERS.index(precision)",
-             "    raise _bad_choice(function, 'precision', precision, TIERS)", ""]
+             "    raise _bad_choice(function, 'precision', precision, PRECISIONS)", ""]
     ufunc_names = []
     for index, op in enumerate(m.OPS):
         for tier in op.tiers:
@@ -362,7 +368,7 @@ def stub(m):
              "from typing import Any, Literal, TypeVar, overload", "",
              "import numpy as np", "from numpy.typing import ArrayLike, NDArray", "",
              "from . import ufuncs as ufuncs", "",
-             "__version__: str", '_Precision = Literal["accurate", "fast"]',
+             "__version__: str", '_Precision = Literal["fast", "accurate"]',
              "_F = TypeVar(\"_F\", bound=np.floating[Any])", "_Out = TypeVar(\"_Out\", bound=NDArray[Any])", "",
              "def available_isas() -> list[str]: ...", "def isa() -> str: ...",
              "def set_isa(name: str | None) -> str: ...", "def get_num_threads() -> int: ...",

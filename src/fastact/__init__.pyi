@@ -8,7 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import ufuncs as ufuncs
 
 __version__: str
-_Precision = Literal["accurate", "fast"]
+_Precision = Literal["fast", "accurate"]
 _F = TypeVar("_F", bound=np.floating[Any])
 _Out = TypeVar("_Out", bound=NDArray[Any])
 

@@ -17,7 +17,8 @@ from typing import Optional, Tuple
 
 DTYPES = ("float16", "float32", "float64")  # storage types, NumPy's promotion order
 KERNEL_DTYPES = ("f32", "f64")              # what the kernels compute in; float16 uses f32
-TIERS = ("accurate", "fast")               # precision tiers, the default first
+TIERS = ("accurate", "fast")               # precision tiers, in the kernel tables' order
+DEFAULT_TIER = "fast"                      # what a call without precision= computes
 # the fast tier's bounds, for every op that has one: forward ULPs of the
 # result, backward ULPs of the derivative's largest term
 FAST_FORWARD_ULP, FAST_BACKWARD_ULP = 4.0, 8.0
@@ -143,6 +144,11 @@ class Op:
     backward_tie_sides: Tuple[TieSide, ...] = ()
 
     @property
+    def default_tier(self):
+        """The tier a call without precision= gets: an exact op's one tier serves both."""
+        return DEFAULT_TIER if DEFAULT_TIER in self.tiers else self.tiers[0]
+
+    @property
     def public(self):
         return self.form.function if self.form else self.name
 
@@ -150,7 +156,7 @@ class Op:
         """The accuracy bound of this op's `tier` kernels in `direction` ("fwd"/"bwd")."""
         if self.exact:
             return 0.0
-        if tier == TIERS[0]:
+        if tier == "accurate":
             return self.forward_ulp if direction == "fwd" else self.backward_ulp
         return FAST_FORWARD_ULP if direction == "fwd" else FAST_BACKWARD_ULP
 

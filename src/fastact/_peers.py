@@ -19,7 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 import fastact as fa
-from fastact._manifest import TIERS
+from fastact._manifest import DEFAULT_TIER
 from fastact._registry import ACTIVATIONS
 
 DIRECTIONS = ("forward", "backward", "from_output")
@@ -91,7 +91,7 @@ def _first_call(fn, peer, dtype, errors=(RuntimeError, TypeError, NotImplemented
 # cannot, returns a new array); setup (imports, tensor views, sessions,
 # compiles) happens there, outside the timed call.
 
-def _fastact(name, direction, g, x, y, threads, precision=TIERS[0]):
+def _fastact(name, direction, g, x, y, threads, precision=DEFAULT_TIER):
     act = ACTIVATIONS[name]   # the public API, wrapper included: what users call
     if precision not in act.op.tiers:
         raise Unsupported(f"{name} has one precision tier (it is exact)")
@@ -100,15 +100,15 @@ def _fastact(name, direction, g, x, y, threads, precision=TIERS[0]):
     # write the keywords, which skips the partial's own call
     approximate = getattr(fn, "keywords", {}).get("approximate")
     fn = getattr(fn, "func", fn)
-    keywords = {"out": y} if precision == TIERS[0] else {"out": y, "precision": precision}
+    keywords = {"out": y} if precision == DEFAULT_TIER else {"out": y, "precision": precision}
     args = ((x,) if direction == "forward" else (g, x)) + ((approximate,) if approximate else ())
     if len(keywords) == 1 and len(args) == 1:
         return lambda: fn(x, out=y)     # the commonest call, without unpacking
     return lambda: fn(*args, **keywords)
 
 
-def _fastact_fast(name, direction, g, x, y, threads):
-    return _fastact(name, direction, g, x, y, threads, precision="fast")
+def _fastact_accurate(name, direction, g, x, y, threads):
+    return _fastact(name, direction, g, x, y, threads, precision="accurate")
 
 
 def _memory(name, direction, g, x, y, threads):
@@ -636,7 +636,7 @@ class Impl:
 
 IMPLS = {
     "fastact": Impl(_fastact, "fastact"),
-    "fastact-fast": Impl(_fastact_fast, "fastact"),    # precision="fast"
+    "fastact-accurate": Impl(_fastact_accurate, "fastact"),    # precision="accurate"
     "numpy": Impl(_numpy, "peer"),
     "torch": Impl(_torch, "peer", ("torch",)),
     "numexpr": Impl(_numexpr, "peer", ("numexpr",)),

@@ -55,8 +55,8 @@ ROW_SHAPES = (((4096, 1024), -1), ((64, 32000), -1), ((1, 1_000_000), -1), ((102
 ROWS = (24, 244, 2441)
 QUICK_ROW_SHAPE, QUICK_ROWS = ((64, 1024), -1), 24   # the small case of each function (CI)
 
-IMPLS = ("fastact", "fastact-fast", "numpy", "torch", "onnxruntime", "ort-contrib", "jax", "memory")
-KINDS = {"fastact": "fastact", "fastact-fast": "fastact", "memory": "memory"}   # else "peer"
+IMPLS = ("fastact", "fastact-accurate", "numpy", "torch", "onnxruntime", "ort-contrib", "jax", "memory")
+KINDS = {"fastact": "fastact", "fastact-accurate": "fastact", "memory": "memory"}   # else "peer"
 MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx"),
            "ort-contrib": ("onnxruntime", "onnx"), "jax": ("jax", "jaxlib")}
 LOADS = {"ort-contrib": "onnxruntime"}    # fastact._peers.load's name for it
@@ -127,11 +127,11 @@ def make_case_inputs(name, direction, shape, axis, seed=0):
 
 # ---- fastact ------------------------------------------------------------------
 
-def _fastact(name, direction, a, axis, threads, precision="accurate"):
-    kw = {} if precision == "accurate" else {"precision": precision}
+def _fastact(name, direction, a, axis, threads, precision="fast"):
+    kw = {} if precision == "fast" else {"precision": precision}
     out = a["out"]
     if name in ROW_FUNCTIONS:
-        if precision != "accurate":
+        if precision != "fast":
             raise Unsupported("softmax's one algorithm serves both tiers")
         if direction == "forward":
             fn = fa.softmax if name == "softmax" else fa.log_softmax
@@ -140,7 +140,7 @@ def _fastact(name, direction, a, axis, threads, precision="accurate"):
         fn = fa.softmax_backward if name == "softmax" else fa.log_softmax_backward
         g, y = a["g"], a["y"]
         return lambda: fn(g, y, axis, out=out)
-    if name == "bias_relu" and precision != "accurate":
+    if name == "bias_relu" and precision != "fast":
         raise Unsupported("bias_relu is exact: one tier")
     if name == "glu":
         x = a["x"]
@@ -166,8 +166,8 @@ def _fastact(name, direction, a, axis, threads, precision="accurate"):
     return lambda: fn(g, x, b, out=out, **kw)
 
 
-def _fastact_fast(name, direction, a, axis, threads):
-    return _fastact(name, direction, a, axis, threads, precision="fast")
+def _fastact_accurate(name, direction, a, axis, threads):
+    return _fastact(name, direction, a, axis, threads, precision="accurate")
 
 
 def _memory(name, direction, a, axis, threads):
@@ -423,7 +423,7 @@ def _jax(name, direction, a, axis, threads):
     return lambda: jax.block_until_ready(fn(*args))
 
 
-BUILDERS = {"fastact": _fastact, "fastact-fast": _fastact_fast, "numpy": _numpy, "torch": _torch,
+BUILDERS = {"fastact": _fastact, "fastact-accurate": _fastact_accurate, "numpy": _numpy, "torch": _torch,
             "onnxruntime": _onnxruntime, "ort-contrib": _ort_contrib, "jax": _jax, "memory": _memory}
 
 

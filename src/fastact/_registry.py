@@ -9,7 +9,7 @@ from typing import Callable, Optional
 import fastact
 
 from . import _reference as ref
-from ._manifest import OPS, TIERS, Op
+from ._manifest import OPS, Op
 
 
 @dataclass(frozen=True)
@@ -25,13 +25,13 @@ class Activation:
 
     @property
     def key(self):
-        """The op's name, with the tier after it but for the default tier: gelu_tanh_fast."""
-        return self.name if self.tier == TIERS[0] else f"{self.name}_{self.tier}"
+        """The op's name, with the tier after it but for the default tier: gelu_tanh_accurate."""
+        return self.name if self.tier == self.op.default_tier else f"{self.name}_{self.tier}"
 
     def ufunc_name(self, direction):
-        """fastact.ufuncs' name for direction "forward" or "backward": gelu_backward_fast."""
+        """fastact.ufuncs' name for direction "forward" or "backward": gelu_backward_accurate."""
         base = self.name if direction == "forward" else f"{self.name}_backward"
-        return base if self.tier == TIERS[0] else f"{base}_{self.tier}"
+        return base if self.tier == self.op.default_tier else f"{base}_{self.tier}"
 
     @property
     def may_overflow(self):
@@ -60,7 +60,7 @@ class Activation:
 def _activation(op, tier):
     forward = getattr(fastact, op.public)
     backward = getattr(fastact, op.public + "_backward")
-    keywords = {} if tier == TIERS[0] else {"precision": tier}  # the default as users get it
+    keywords = {} if tier == op.default_tier else {"precision": tier}  # the default as users get it
     if op.form and not op.form.is_default:
         keywords[op.form.keyword] = op.form.value
     if keywords:
@@ -71,7 +71,7 @@ def _activation(op, tier):
 
 
 # the default tier of every elementwise activation (one array in, with a backward), by op name
-ACTIVATIONS = {op.name: _activation(op, TIERS[0]) for op in OPS if op.has_backward and op.kind == "elementwise"}
-# every tier of every activation, by key (gelu, gelu_fast, ...), op by op
+ACTIVATIONS = {op.name: _activation(op, op.default_tier) for op in OPS if op.has_backward and op.kind == "elementwise"}
+# every tier of every activation, by key (gelu, gelu_accurate, ...), op by op
 VARIANTS = {a.key: a for a in (_activation(op, tier) for op in OPS
                                 if op.has_backward and op.kind == "elementwise" for tier in op.tiers)}

@@ -38,7 +38,7 @@ UFUNCS.update({"softmax": _g_softmax, "softmax_backward": _g_softmax_backward,
                "log_softmax": _g_log_softmax, "log_softmax_backward": _g_log_softmax_backward})
 
 _ROW_COMMON = (
-    "\n\nprecision='accurate' (default) or 'fast': one algorithm serves both (it meets the "
+    "\n\nprecision='fast' (default) or 'accurate': one algorithm serves both (it meets the "
     "accurate bound). axis: any axis, any strides. dtypes: float16 and bfloat16 (ml_dtypes; both "
     "computed in float32), float32, float64; integers and bools promote as for np.exp. out= may be any array NumPy's casting "
     "allows. The generalized ufunc (signature (n)->(n), for Dask's apply_gufunc and the like): "
@@ -80,19 +80,19 @@ cdef object _row_call(str function, object gufunc, tuple args, object axis, obje
         raise _named(function, exc, args) from exc
 
 
-def softmax(x, axis=-1, *, precision='accurate', out=None):
+def softmax(x, axis=-1, *, precision='fast', out=None):
     return _row_call('softmax', _g_softmax, (x,), axis, precision, out)
 
 
-def log_softmax(x, axis=-1, *, precision='accurate', out=None):
+def log_softmax(x, axis=-1, *, precision='fast', out=None):
     return _row_call('log_softmax', _g_log_softmax, (x,), axis, precision, out)
 
 
-def softmax_backward(grad_output, output, axis=-1, *, precision='accurate', out=None):
+def softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
     return _row_call('softmax_backward', _g_softmax_backward, (grad_output, output), axis, precision, out)
 
 
-def log_softmax_backward(grad_output, output, axis=-1, *, precision='accurate', out=None):
+def log_softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
     return _row_call('log_softmax_backward', _g_log_softmax_backward, (grad_output, output), axis,
                      precision, out)
 
@@ -119,11 +119,11 @@ cdef tuple _halves(str function, object x, object axis):
     return x, ax, x[head + (slice(0, n // 2),)], x[head + (slice(n // 2, n),)]
 
 
-def glu(x, axis=-1, *, precision='accurate', out=None):
+def glu(x, axis=-1, *, precision='fast', out=None):
     """glu(x, axis=-1): a·σ(b), where a and b are the first and second halves of x along axis
     (torch.nn.functional.glu). The length of axis must be even.
 
-    Within 2 ULP (fast tier: 4). dtypes: float16, bfloat16 (ml_dtypes), float32, float64; integers and bools promote
+    Within 4 ULP (precision='accurate': 2). dtypes: float16, bfloat16 (ml_dtypes), float32, float64; integers and bools promote
     as for np.exp. out= has the halves' shape. The elementwise ufunc of the halves:
     fastact.ufuncs.glu(a, b)."""
     _bfloat16_if_imported()
@@ -131,24 +131,24 @@ def glu(x, axis=-1, *, precision='accurate', out=None):
         return _on_tensors('glu', glu, (x,), out, dict(axis=axis, precision=precision))
     cdef int tier = _tier_index('glu', precision)
     x, ax, a, b = _halves('glu', x, axis)
-    ufunc = (_u_glu, _u_glu_fast)[tier]
+    ufunc = (_u_glu_accurate, _u_glu)[tier]
     try:
         return ufunc(a, b) if out is None else ufunc(a, b, out=out)
     except (TypeError, ValueError) as exc:
         raise _named('glu', exc, (x,)) from exc
 
 
-def glu_backward(grad_output, x, axis=-1, *, precision='accurate', out=None):
+def glu_backward(grad_output, x, axis=-1, *, precision='fast', out=None):
     """glu_backward(grad_output, x, axis=-1): the gradient of glu with respect to x, shaped like
     x: grad_output·σ(b) for the first half and grad_output·a·σ(b)(1 - σ(b)) for the second.
 
-    Within 4 ULP of each part's largest term (fast tier: 8). out= has x's shape."""
+    Within 8 ULP of each part's largest term (precision='accurate': 4). out= has x's shape."""
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x), out):
         return _on_tensors('glu_backward', glu_backward, (grad_output, x), out, dict(axis=axis, precision=precision))
     cdef int tier = _tier_index('glu_backward', precision)
     x, ax, a, b = _halves('glu_backward', x, axis)
-    ufunc = (_u_glu_backward, _u_glu_backward_fast)[tier]
+    ufunc = (_u_glu_backward_accurate, _u_glu_backward)[tier]
     try:
         if out is None:
             # the output dtype the ufunc's own type resolution picks (TypeError if none)

@@ -11,8 +11,8 @@ without a graph break and `torch.export` keeps it as one node. CPU tensors
 of float32, float64, float16 and bfloat16 are computed in place, with no
 copy (bfloat16 needs ml_dtypes, as for NumPy); anything else (CUDA, other
 dtypes, sparse) runs torch's own function, with a warning the first time.
-Every function and module takes precision="accurate" (the default) or
-"fast", fastact's two tiers. Second derivatives are not implemented: asking
+Every function and module takes precision="fast" (the default) or
+"accurate", fastact's two tiers. Second derivatives are not implemented: asking
 for one raises an error that says so. PyTorch is an optional dependency:
 pip install "fastact[torch]".
 """
@@ -221,9 +221,9 @@ _FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into 
 }
 
 
-def _run(name, key, tensors, values, fallback, inplace=False, precision="accurate"):
-    if precision not in ("accurate", "fast"):
-        raise ValueError(f"fastact.torch.{name}: precision must be 'accurate' or 'fast', not {precision!r}")
+def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
+    if precision not in ("fast", "accurate"):
+        raise ValueError(f"fastact.torch.{name}: precision must be 'fast' or 'accurate', not {precision!r}")
     for t in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"fastact.torch.{name}: expected a torch.Tensor, not {type(t).__name__} "
@@ -243,7 +243,7 @@ def _run(name, key, tensors, values, fallback, inplace=False, precision="accurat
     return _OPS[key].op(*tensors, *values, precision)
 
 
-def gelu(input, approximate="none", *, precision="accurate"):
+def gelu(input, approximate="none", *, precision="fast"):
     """torch.nn.functional.gelu, computed by fastact (exact or tanh form)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
@@ -251,83 +251,83 @@ def gelu(input, approximate="none", *, precision="accurate"):
     return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate), precision=precision)
 
 
-def silu(input, inplace=False, *, precision="accurate"):
+def silu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.silu, computed by fastact."""
     return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace, precision=precision)
 
 
-def relu(input, inplace=False, *, precision="accurate"):
+def relu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu, computed by fastact."""
     return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace, precision=precision)
 
 
-def sigmoid(input, *, precision="accurate"):
+def sigmoid(input, *, precision="fast"):
     """torch.sigmoid, computed by fastact."""
     return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input), precision=precision)
 
 
-def tanh(input, *, precision="accurate"):
+def tanh(input, *, precision="fast"):
     """torch.tanh, computed by fastact."""
     return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input), precision=precision)
 
 
-def softplus(input, beta=1.0, threshold=20.0, *, precision="accurate"):
+def softplus(input, beta=1.0, threshold=20.0, *, precision="fast"):
     """torch.nn.functional.softplus, computed by fastact (beta > 0)."""
     return _run("softplus", "softplus", (input,), (float(beta), float(threshold)),
                 lambda: F.softplus(input, beta=beta, threshold=threshold), precision=precision)
 
 
-def logsigmoid(input, *, precision="accurate"):
+def logsigmoid(input, *, precision="fast"):
     """torch.nn.functional.logsigmoid, computed by fastact."""
     return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input), precision=precision)
 
 
-def mish(input, inplace=False, *, precision="accurate"):
+def mish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.mish, computed by fastact."""
     return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace, precision=precision)
 
 
-def elu(input, alpha=1.0, inplace=False, *, precision="accurate"):
+def elu(input, alpha=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.elu, computed by fastact."""
     return _run("elu", "elu", (input,), (float(alpha),),
                 lambda: F.elu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
-def selu(input, inplace=False, *, precision="accurate"):
+def selu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.selu, computed by fastact."""
     return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace, precision=precision)
 
 
-def celu(input, alpha=1.0, inplace=False, *, precision="accurate"):
+def celu(input, alpha=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.celu, computed by fastact (alpha > 0)."""
     return _run("celu", "celu", (input,), (float(alpha),),
                 lambda: F.celu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False, *, precision="accurate"):
+def leaky_relu(input, negative_slope=0.01, inplace=False, *, precision="fast"):
     """torch.nn.functional.leaky_relu, computed by fastact."""
     return _run("leaky_relu", "leaky_relu", (input,), (float(negative_slope),),
                 lambda: F.leaky_relu(input, negative_slope, inplace=inplace), inplace, precision=precision)
 
 
-def relu6(input, inplace=False, *, precision="accurate"):
+def relu6(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu6, computed by fastact."""
     return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace, precision=precision)
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, precision="accurate"):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardtanh, computed by fastact."""
     return _run("hardtanh", "hardtanh", (input,), (float(min_val), float(max_val)),
                 lambda: F.hardtanh(input, min_val, max_val, inplace=inplace), inplace, precision=precision)
 
 
-def hardsigmoid(input, inplace=False, *, precision="accurate"):
+def hardsigmoid(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardsigmoid, computed by fastact."""
     return _run("hardsigmoid", "hardsigmoid", (input,), (),
                 lambda: F.hardsigmoid(input, inplace=inplace), inplace, precision=precision)
 
 
-def hardswish(input, inplace=False, *, precision="accurate"):
+def hardswish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardswish, computed by fastact."""
     return _run("hardswish", "hardswish", (input,), (),
                 lambda: F.hardswish(input, inplace=inplace), inplace, precision=precision)
@@ -341,7 +341,7 @@ def _softmax_dim(name, input, dim):
     return int(dim)
 
 
-def softmax(input, dim=None, dtype=None, *, precision="accurate"):
+def softmax(input, dim=None, dtype=None, *, precision="fast"):
     """torch.nn.functional.softmax along dim, computed by fastact."""
     dim = _softmax_dim("softmax", input, dim)
     if dtype is not None:
@@ -349,7 +349,7 @@ def softmax(input, dim=None, dtype=None, *, precision="accurate"):
     return _run("softmax", "softmax", (input,), (dim,), lambda: F.softmax(input, dim), precision=precision)
 
 
-def log_softmax(input, dim=None, dtype=None, *, precision="accurate"):
+def log_softmax(input, dim=None, dtype=None, *, precision="fast"):
     """torch.nn.functional.log_softmax along dim, computed by fastact."""
     dim = _softmax_dim("log_softmax", input, dim)
     if dtype is not None:
@@ -358,17 +358,17 @@ def log_softmax(input, dim=None, dtype=None, *, precision="accurate"):
                 lambda: F.log_softmax(input, dim), precision=precision)
 
 
-def glu(input, dim=-1, *, precision="accurate"):
+def glu(input, dim=-1, *, precision="fast"):
     """torch.nn.functional.glu: a·σ(b) of input's two halves along dim, computed by fastact."""
     return _run("glu", "glu", (input,), (int(dim),), lambda: F.glu(input, dim), precision=precision)
 
 
-def swiglu(gate, up, *, precision="accurate"):
+def swiglu(gate, up, *, precision="fast"):
     """silu(gate)·up in one pass (gate and up broadcast together)."""
     return _run("swiglu", "swiglu", (gate, up), (), lambda: F.silu(gate) * up, precision=precision)
 
 
-def geglu(gate, up, approximate="none", *, precision="accurate"):
+def geglu(gate, up, approximate="none", *, precision="fast"):
     """gelu(gate, approximate)·up in one pass (gate and up broadcast together)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.geglu: approximate must be 'none' or 'tanh', not {approximate!r}")
@@ -379,19 +379,19 @@ def geglu(gate, up, approximate="none", *, precision="accurate"):
 # ---- modules: torch's own classes, with forward computed by fastact --------
 
 class _Tier:
-    """precision="accurate" (default) or "fast": fastact's tier, after torch's own arguments."""
-    precision = "accurate"
+    """precision="fast" (default) or "accurate": fastact's tier, after torch's own arguments."""
+    precision = "fast"
 
-    def __init__(self, *args, precision="accurate", **kwargs):
+    def __init__(self, *args, precision="fast", **kwargs):
         super().__init__(*args, **kwargs)
-        if precision not in ("accurate", "fast"):
-            raise ValueError(f"fastact.torch.{type(self).__name__}: precision must be 'accurate' or 'fast', "
+        if precision not in ("fast", "accurate"):
+            raise ValueError(f"fastact.torch.{type(self).__name__}: precision must be 'fast' or 'accurate', "
                              f"not {precision!r}")
         self.precision = precision
 
     def extra_repr(self):
         base = super().extra_repr()
-        return base if self.precision == "accurate" else ", ".join(filter(None, (base, "precision='fast'")))
+        return base if self.precision == "fast" else ", ".join(filter(None, (base, "precision='accurate'")))
 
 
 class GELU(_Tier, torch.nn.GELU):
@@ -495,14 +495,14 @@ _DROP_INS = {cls.__bases__[-1]: cls for cls in (GELU, SiLU, ReLU, Sigmoid, Tanh,
                                                  Softmax, LogSoftmax, GLU)}
 
 
-def replace_activations(model, *, precision="accurate"):
+def replace_activations(model, *, precision="fast"):
     """Swap torch's activation modules inside model for fastact's, in place,
     keeping their settings, hooks and training mode, in fastact's `precision`
     tier. Returns {qualified name: torch class name} of what was swapped.
     Only exact torch classes are swapped (not subclasses of them), and model
     itself is left as it is."""
-    if precision not in ("accurate", "fast"):
-        raise ValueError(f"fastact.torch.replace_activations: precision must be 'accurate' or 'fast', "
+    if precision not in ("fast", "accurate"):
+        raise ValueError(f"fastact.torch.replace_activations: precision must be 'fast' or 'accurate', "
                          f"not {precision!r}")
     swapped = {}
     for parent_name, parent in list(model.named_modules()):
