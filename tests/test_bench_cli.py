@@ -9,7 +9,7 @@ import fastact as fa
 from fastact import _bench
 
 SMALL = ["--functions", "relu,gelu", "--sizes", "1e3", "--threads", "1", "--repeat", "1",
-         "--sample-time", "1e-5", "--impls", "fastact,fastact-fast,numpy"]
+         "--sample-time", "1e-5", "--impls", "fastact,fastact-accurate,numpy"]
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def run(capsys, *extra):
 
 def test_compact_table_fits_100_columns(capsys):
     out = run(capsys)
-    assert "| function | dir | dtype | size | thr | fastact | fast | fastest peer |" in out
+    assert "| function | dir | dtype | size | thr | fastact | accurate | fastest peer |" in out
     # a row: fastact's two tiers, the fastest peer (numpy: the only one timed) and the two ratios
     assert re.search(r"\| gelu \| fwd \| float32 \| 1e3 \| 1 \| [0-9.]+ \| [0-9.]+ \| numpy [0-9.]+ \| "
                      r"[0-9.]+× \| [0-9.]+× \|", out), out
@@ -36,7 +36,7 @@ def test_compact_table_fits_100_columns(capsys):
 
 def test_wide_table_has_a_column_per_implementation(capsys):
     out = run(capsys, "--wide")
-    assert "| function | direction | dtype | size | threads | fastact | fastact-fast | numpy |" in out
+    assert "| function | direction | dtype | size | threads | fastact | fastact-accurate | numpy |" in out
 
 
 def test_from_output_rows_time_sigmoid_and_tanh_only(capsys):
@@ -46,7 +46,7 @@ def test_from_output_rows_time_sigmoid_and_tanh_only(capsys):
     rows = [line for line in out.splitlines() if "| from y |" in line]
     assert [line.split("|")[1].strip() for line in rows] == ["sigmoid", "tanh"], out
     for line in rows:
-        # fastact's one tier (the fast one has no such function), numpy, the ratio
+        # fastact's one tier (the accurate one has no such function), numpy, the ratio
         assert re.search(r"\| from y \| float32 \| 1e3 \| 1 \| [0-9.]+ \| numpy [0-9.]+ \| [0-9.]+× \|$", line), line
 
 

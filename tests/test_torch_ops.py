@@ -213,18 +213,20 @@ def test_compile_fullgraph_and_export():
     assert {"fastact.gelu.default", "fastact.silu.default"} <= targets
 
 
-def test_fast_tier_through_functions_modules_and_replace():
+def test_accurate_tier_through_functions_modules_and_replace():
     x = away_from((), (300,), torch.float32).requires_grad_()
     g = away_from((), (300,), torch.float32, seed=5)
-    for y in (fat.silu(x, precision="fast"), fat.SiLU(precision="fast")(x)):
+    for y in (fat.silu(x, precision="accurate"), fat.SiLU(precision="accurate")(x)):
         (dx,) = torch.autograd.grad(y, x, g)
-        np.testing.assert_array_equal(y.detach().numpy(), fa.silu(x.detach().numpy(), precision="fast"))
-        np.testing.assert_array_equal(dx.numpy(), fa.silu_backward(g.numpy(), x.detach().numpy(), precision="fast"))
+        np.testing.assert_array_equal(y.detach().numpy(), fa.silu(x.detach().numpy(), precision="accurate"))
+        np.testing.assert_array_equal(dx.numpy(), fa.silu_backward(g.numpy(), x.detach().numpy(), precision="accurate"))
+    assert fat.SiLU().precision == "fast" and "precision" not in repr(fat.SiLU())  # the default
+    np.testing.assert_array_equal(fat.silu(x).detach().numpy(), fa.silu(x.detach().numpy()))
     model = torch.nn.Sequential(torch.nn.GELU(approximate="tanh"))
-    fat.replace_activations(model, precision="fast")
-    assert model[0].precision == "fast" and "precision='fast'" in repr(model[0])
+    fat.replace_activations(model, precision="accurate")
+    assert model[0].precision == "accurate" and "precision='accurate'" in repr(model[0])
     np.testing.assert_array_equal(model(x).detach().numpy(),
-                                  fa.gelu(x.detach().numpy(), "tanh", precision="fast"))
+                                  fa.gelu(x.detach().numpy(), "tanh", precision="accurate"))
     with pytest.raises(ValueError, match="fastact.torch.silu: precision must be"):
         fat.silu(x, precision="fastest")
     with pytest.raises(ValueError, match="fastact.torch.GELU: precision must be"):

@@ -19,7 +19,6 @@ from typing import Callable, Optional
 import numpy as np
 
 import fastact as fa
-from fastact._manifest import DEFAULT_TIER
 from fastact._registry import ACTIVATIONS
 
 DIRECTIONS = ("forward", "backward", "from_output")
@@ -91,8 +90,9 @@ def _first_call(fn, peer, dtype, errors=(RuntimeError, TypeError, NotImplemented
 # cannot, returns a new array); setup (imports, tensor views, sessions,
 # compiles) happens there, outside the timed call.
 
-def _fastact(name, direction, g, x, y, threads, precision=DEFAULT_TIER):
+def _fastact(name, direction, g, x, y, threads, precision=None):
     act = ACTIVATIONS[name]   # the public API, wrapper included: what users call
+    precision = precision or act.tier   # None: the default call
     if precision not in act.op.tiers:
         raise Unsupported(f"{name} has one precision tier (it is exact)")
     fn = act.forward if direction == "forward" else act.backward
@@ -100,7 +100,7 @@ def _fastact(name, direction, g, x, y, threads, precision=DEFAULT_TIER):
     # write the keywords, which skips the partial's own call
     approximate = getattr(fn, "keywords", {}).get("approximate")
     fn = getattr(fn, "func", fn)
-    keywords = {"out": y} if precision == DEFAULT_TIER else {"out": y, "precision": precision}
+    keywords = {"out": y} if precision == act.tier else {"out": y, "precision": precision}
     args = ((x,) if direction == "forward" else (g, x)) + ((approximate,) if approximate else ())
     if len(keywords) == 1 and len(args) == 1:
         return lambda: fn(x, out=y)     # the commonest call, without unpacking
