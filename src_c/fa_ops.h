@@ -15,7 +15,7 @@
  * X(name, NAME, activation) for act(x + bias) */
 #define FA_GATED_OPS(X) X(swiglu, SWIGLU, silu, 0) X(geglu, GEGLU, gelu, 0) X(geglu_tanh, GEGLU_TANH, gelu_tanh, 0) X(glu, GLU, sigmoid, 1)
 #define FA_BIAS_OPS(X) X(bias_gelu, BIAS_GELU, gelu) X(bias_gelu_tanh, BIAS_GELU_TANH, gelu_tanh) X(bias_silu, BIAS_SILU, silu) X(bias_relu, BIAS_RELU, relu)
-/* X(name, NAME) for every precision tier, the default first */
+/* X(name, NAME) for every precision tier, in the kernel tables' order */
 #define FA_TIERS(X) X(accurate, ACCURATE) X(fast, FAST)
 #define FA_MAX_INPUTS 3
 #define FA_MAX_OUTPUTS 2
