@@ -16,13 +16,13 @@ const void *fa_loop_data(int op, int direction, int tier); /* NULL when out of r
  * float64): from the measured cost model (workers parked, the conservative
  * case), or the fixed value set by fa_set_thread_threshold (n > 0; n <= 0
  * returns to the cost model). */
-ptrdiff_t fa_thread_threshold(int op, int f64);
+ptrdiff_t fa_thread_threshold(int op, int tier, int f64);
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n);
 /* The cost per element (ns) the model uses for a kernel under the current
  * ISA, contiguous (gathered = 0) or through buffers: measured, or 0 when not
  * yet measured; and the manifest's estimate. dtype: 0 float16, 1 float32, 2 float64,
  * 3 bfloat16. */
-double fa_cost_ns(int op, int direction, int dtype, int gathered);
+double fa_cost_ns(int op, int direction, int tier, int dtype, int gathered);
 double fa_cost_estimate_ns(int op, int f64);
 
 /* Round to nearest for the kernels whatever mode the caller set, keeping its

@@ -53,18 +53,18 @@ double fa_cost_estimate_ns(int op, int f64) {
     return op >= 0 && op < FA_N_OPS ? cost_estimate_ns[op][f64 ? FA_KF64 : FA_KF32] : -1;
 }
 
-double fa_cost_ns(int op, int direction, int dtype, int gathered) {
-    if (op < 0 || op >= FA_N_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || dtype < 0 ||
-        dtype >= FA_N_STORED)
+double fa_cost_ns(int op, int direction, int tier, int dtype, int gathered) {
+    if (op < 0 || op >= FA_N_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || tier < 0 ||
+        tier >= FA_N_TIERS || dtype < 0 || dtype >= FA_N_STORED)
         return -1;
-    return atomic_load(&cost_ps[op][direction][0][dtype][gathered != 0][fa_isa_current()]) / 1000.0;
+    return atomic_load(&cost_ps[op][direction][tier][dtype][gathered != 0][fa_isa_current()]) / 1000.0;
 }
 
-ptrdiff_t fa_thread_threshold(int op, int f64) {
+ptrdiff_t fa_thread_threshold(int op, int tier, int f64) {
     if (op < 0 || op >= FA_N_OPS) return -1;
     int kd = f64 ? FA_KF64 : FA_KF32;
     if (fixed_min_per_thread[op][kd] > 0) return fixed_min_per_thread[op][kd];
-    double ns = fa_cost_ns(op, FA_FWD, f64 ? 2 : 1, 0);
+    double ns = fa_cost_ns(op, FA_FWD, tier, f64 ? 2 : 1, 0);
     return fa_min_per_thread(ns > 0 ? ns : cost_estimate_ns[op][kd]);
 }
 void fa_set_thread_threshold(int op, int f64, ptrdiff_t n) {

@@ -126,8 +126,11 @@ def test_cost_model_learns_each_kernels_cost():
     with forced_threads(2):
         fa.silu(x)  # float64, contiguous, forward
         fa.silu(x[::2])  # gathered
-    assert fa._ext.cost_ns("silu", "fwd", "float64") > 0
+    assert fa._ext.cost_ns("silu", "fwd", "float64") > 0   # the default call's (fast) kernel
     assert fa._ext.cost_ns("silu", "fwd", "float64", gathered=True) > 0
+    with forced_threads(2):
+        fa.silu(x, precision="accurate")
+    assert fa._ext.cost_ns("silu", "fwd", "float64", precision="accurate") > 0   # each tier its own
     assert fa._ext.thread_threshold("silu", "float64") >= 4096
     assert fa._ext.cost_estimate_ns("silu", "float64") > 0
     with fixed_split(1234):

@@ -219,9 +219,16 @@ def wake_ns():
 _DTYPE_INDEX = {"float16": 0, "float32": 1, "float64": 2, "bfloat16": 3}
 
 
-def cost_ns(str name, str direction="fwd", dtype="float32", bint gathered=False):
+cdef int _cost_tier(str name, object precision) except -1:
+    """The kernel tables' tier index of `precision`; None: what the default call runs."""
+    from ._manifest import OPS_BY_NAME
+    return TIERS.index(precision or OPS_BY_NAME[name].default_tier)
+
+
+def cost_ns(str name, str direction="fwd", dtype="float32", bint gathered=False, precision=None):
     """The measured cost per element (ns) of a kernel under the current ISA; 0 if not measured yet."""
-    return fa_cost_ns(OPS[name], ("fwd", "bwd").index(direction), _DTYPE_INDEX[str(dtype)], gathered)
+    return fa_cost_ns(OPS[name], ("fwd", "bwd").index(direction), _cost_tier(name, precision),
+                      _DTYPE_INDEX[str(dtype)], gathered)
 
 
 def cost_estimate_ns(str name, dtype="float32"):
@@ -229,12 +236,12 @@ def cost_estimate_ns(str name, dtype="float32"):
     return fa_cost_estimate_ns(OPS[name], str(dtype) == "float64")
 
 
-def thread_threshold(str name, dtype="float32"):
+def thread_threshold(str name, dtype="float32", precision=None):
     """Elements per thread below which a contiguous forward call of `name` stays
     on one thread: from the cost model (its measured or estimated cost per
     element and the pool's wake cost with the workers parked), or the value
     fixed by set_thread_threshold."""
-    return fa_thread_threshold(OPS[name], str(dtype) == "float64")
+    return fa_thread_threshold(OPS[name], _cost_tier(name, precision), str(dtype) == "float64")
 
 
 def table16(on=None):
