@@ -813,11 +813,46 @@ static int same_params(char *const *param, const ptrdiff_t *step, int nparams, p
     return 1;
 }
 
+/* b is a, element for element, or shares no byte with it */
+static int same_or_apart(const char *a, const char *b, ptrdiff_t bytes) {
+    return a == b || a + bytes <= b || b + bytes <= a;
+}
+
+/* A small call on contiguous native data with constant parameters, which
+ * would run on the caller in one kernel call: that call, without the
+ * general set-up (the 16-bit fields, the order and thread decisions), whose
+ * fixed cost is most of a small call's. 0: not such a call. */
+#define FA_SMALL_CALL 1024
+static int run_small(int dtype_index, char **args, ptrdiff_t n, const ptrdiff_t *steps, const fa_loop_spec *spec) {
+    const fa_dtype *dtype = &dtypes[dtype_index];
+    ptrdiff_t fixed = fixed_min_per_thread[spec->op][dtype->kdtype];
+    if (!dtype->native || n <= 0 || n >= FA_SMALL_CALL || (fixed > 0 && n >= 2 * fixed)) return 0;
+    int nin = spec->nin, nparams = spec->nparams, nargs = nin + nparams + spec->nout;
+    ptrdiff_t bytes = n * dtype->size;
+    for (int a = 0; a < nargs; a++)
+        if (steps[a] != (a >= nin && a < nin + nparams ? 0 : dtype->size)) return 0;
+    for (int o = nin + nparams; o < nargs; o++)
+        for (int a = 0; a < o; a++)
+            if ((a < nin || a >= nin + nparams) && !same_or_apart(args[a], args[o], bytes)) return 0;
+    double params[FA_MAX_PARAMS];
+    const void *in[FA_MAX_INPUTS];
+    void *out[FA_MAX_OUTPUTS];
+    for (int j = 0; j < nparams; j++) memcpy(&params[j], args[nin + j], sizeof(double));
+    for (int i = 0; i < nin; i++) in[i] = args[i];
+    for (int o = 0; o < spec->nout; o++) out[o] = args[nin + nparams + o];
+    fa_kernel kernel = fa_kernels_current()->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier];
+    long saved = fa_round_to_nearest();
+    kernel(in, out, n, nparams ? params : NULL);
+    fa_restore_rounding(saved);
+    return 1;
+}
+
 /* NumPy's operands: the arrays, then the op's float64 parameters, then the
  * outputs. Parameters are usually scalars (step 0): one job. Where they vary,
  * each run of equal parameters is a job of its own. */
 static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_loop_spec *spec = data;
+    if (run_small(dtype_index, args, dims[0], steps, spec)) return;
     const fa_dtype *dtype = &dtypes[dtype_index];
     const fa_kernels *kernels = fa_kernels_current();
     double params[FA_MAX_PARAMS], wide_params[FA_MAX_PARAMS];

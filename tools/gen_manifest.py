@@ -257,6 +257,11 @@ def tier_ufuncs(m, op, direction):
     return f"({', '.join(names)})"
 
 
+def spec_array(m, op, direction):
+    """The C array of the op's loop data, one per tier in TIERS order."""
+    return f"_s_{ufunc_name(m, op, direction, op.default_tier)}"
+
+
 def function_source(m, name, ops, direction, public=None):
     head = ops[0]
     public = public or (name if direction == "fwd" else f"{name}_backward")
@@ -267,7 +272,7 @@ def function_source(m, name, ops, direction, public=None):
     call = ", ".join(inputs + [f"_{p.name}" for p in head.params])
     lines = []
     tier_choice = [f"    cdef int tier = _tier_index({public!r}, precision)"]
-    checks = [f"    cdef double _{p.name} = _check_param({public!r}, {p.name!r}, {p.name}, {p.check!r})"
+    checks = [f"    cdef double _{p.name} = _param({public!r}, {p.name!r}, {p.name}, {p.check!r})"
               for p in head.params]
     if head.ordered:
         low, high = head.ordered
@@ -279,12 +284,14 @@ def function_source(m, name, ops, direction, public=None):
         lines.append(f"def {public}({args}, {kw}={default!r}{params}, *, precision={m.DEFAULT_TIER!r}, out=None, "
                      "**kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, name, ops, direction, public))}")
-        lines.append("    cdef object ufunc")
+        lines.append("    cdef object ufunc, result")
+        lines.append("    cdef const void *spec")
         lines += tier_choice + checks
         for i, op in enumerate(ops):
             keyword = "if" if i == 0 else "elif"
             lines.append(f"    {keyword} isinstance({kw}, str) and {kw} == {op.form.value!r}:")
             lines.append(f"        ufunc = {tier_ufuncs(m, op, direction)}[tier]")
+            lines.append(f"        spec = {spec_array(m, op, direction)}[tier]")
         choices = tuple(op.form.value for op in ops)
         lines.append("    else:")
         lines.append(f"        raise _bad_choice({public!r}, {kw!r}, {kw}, {choices!r})")
@@ -292,8 +299,19 @@ def function_source(m, name, ops, direction, public=None):
         lines.append(f"def {public}({args}{params}, *, precision={m.DEFAULT_TIER!r}, out=None, **kwargs):")
         lines.append(f"    {pyx_str(function_doc(m, name, ops, direction, public))}")
         lines += tier_choice + checks
-        lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier]")
+        lines.append(f"    cdef object ufunc = {tier_ufuncs(m, head, direction)}[tier], result")
+        lines.append(f"    cdef const void *spec = {spec_array(m, head, direction)}[tier]")
     keywords = "".join(f", {k}={k}" for k in ([head.form.keyword] if head.form else []) + [p.name for p in head.params])
+    nout = len(head.outputs if direction == "fwd" else head.backward_outputs)
+    if nout == 1 and len(inputs) <= 3 and len(head.params) <= 2:
+        arrays = ", ".join(inputs + ["None"] * (3 - len(inputs)))
+        values = ", ".join([f"_{p.name}" for p in head.params] + ["0.0"] * (2 - len(head.params)))
+        lines += [
+            "    if not kwargs:",
+            f"        result = _direct(spec, ufunc, {len(inputs)}, {arrays}, {len(head.params)}, {values}, out)",
+            "        if result is not None:",
+            "            return result",
+        ]
     lines += [
         "    _bfloat16_if_imported()",
         f"    if _any_tensor(({args},), out):",
@@ -313,10 +331,11 @@ def pxi(m):
     lines = [f"# {BANNER}", "# Included by _ext.pyx: the ufunc objects, then the public functions.", "",
              f"TIERS = {m.TIERS!r}  # the kernel tables' order",
              f"PRECISIONS = {(m.DEFAULT_TIER, other_tier(m))!r}  # the default first", "",
-             "cdef int _tier_index(str function, object precision) except -1:",
-             "    if isinstance(precision, str) and precision in TIERS:",
-             "        return TIERS.index(precision)",
-             "    raise _bad_choice(function, 'precision', precision, PRECISIONS)", ""]
+             "cdef inline int _tier_index(str function, object precision) except -1:",
+             "    if isinstance(precision, str):"]
+    for i, tier in sorted(enumerate(m.TIERS), key=lambda it: it[1] != m.DEFAULT_TIER):
+        lines += [f"        if precision == {tier!r}:", f"            return {i}"]
+    lines += ["    raise _bad_choice(function, 'precision', precision, PRECISIONS)", ""]
     ufunc_names = []
     for index, op in enumerate(m.OPS):
         for tier in op.tiers:
@@ -329,6 +348,12 @@ def pxi(m):
                              f"{len(op.params)}, {nout}, {dtypes!r}, {pyx_str(name)}, "
                              f"{pyx_str(ufunc_doc(m, op, direction, tier))})")
                 ufunc_names.append(name)
+                if tier == op.default_tier:  # the loop data of each tier (TIERS order), for the direct call
+                    spec = f"_s_{name}"
+                    lines.append(f"cdef const void *{spec}[{len(m.TIERS)}]")
+                    for t, each in enumerate(m.TIERS):
+                        kernel_tier = m.TIERS.index(each if each in op.tiers else op.default_tier)
+                        lines.append(f"{spec}[{t}] = fa_loop_data({index}, {d}, {kernel_tier})")
     lines += ["", "UFUNCS = {" + ", ".join(f"{n!r}: _u_{n}" for n in ufunc_names) + "}", ""]
     publics = []
     for name, ops in m.public_functions().items():

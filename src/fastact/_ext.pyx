@@ -166,6 +166,7 @@ def _on_tensors(str name, object function, tuple args, object out, dict kwargs):
 # The public functions are compiled: a 100-element call costs little more
 # than the ufunc itself. A TypeError/ValueError from NumPy is re-raised naming
 # the function; the ufunc's out= is passed only when given.
+include "_direct.pxi"
 include "_ops.pxi"
 # softmax, log_softmax (generalized ufuncs over rows) and glu (over two halves)
 include "_rows.pxi"

@@ -4,99 +4,258 @@
 TIERS = ('accurate', 'fast')  # the kernel tables' order
 PRECISIONS = ('fast', 'accurate')  # the default first
 
-cdef int _tier_index(str function, object precision) except -1:
-    if isinstance(precision, str) and precision in TIERS:
-        return TIERS.index(precision)
+cdef inline int _tier_index(str function, object precision) except -1:
+    if isinstance(precision, str):
+        if precision == 'fast':
+            return 1
+        if precision == 'accurate':
+            return 0
     raise _bad_choice(function, 'precision', precision, PRECISIONS)
 
 cdef object _u_relu = _make_ufunc(0, 0, 0, 1, 0, 1, (0, 1, 2), 'relu', 'relu(x, /, out=None, *, where=True, ...)\n\nmax(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.')
+cdef const void *_s_relu[2]
+_s_relu[0] = fa_loop_data(0, 0, 0)
+_s_relu[1] = fa_loop_data(0, 0, 0)
 cdef object _u_relu_backward = _make_ufunc(0, 1, 0, 2, 0, 1, (0, 1, 2), 'relu_backward', 'relu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.')
+cdef const void *_s_relu_backward[2]
+_s_relu_backward[0] = fa_loop_data(0, 1, 0)
+_s_relu_backward[1] = fa_loop_data(0, 1, 0)
 cdef object _u_gelu_accurate = _make_ufunc(1, 0, 0, 1, 0, 1, (0, 1, 2), 'gelu_accurate', 'gelu_accurate(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_gelu_backward_accurate = _make_ufunc(1, 1, 0, 2, 0, 1, (0, 1, 2), 'gelu_backward_accurate', "gelu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_gelu = _make_ufunc(1, 0, 1, 1, 0, 1, (0, 1, 2), 'gelu', 'gelu(x, /, out=None, *, where=True, ...)\n\nx·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_gelu[2]
+_s_gelu[0] = fa_loop_data(1, 0, 0)
+_s_gelu[1] = fa_loop_data(1, 0, 1)
 cdef object _u_gelu_backward = _make_ufunc(1, 1, 1, 2, 0, 1, (0, 1, 2), 'gelu_backward', "gelu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_gelu_backward[2]
+_s_gelu_backward[0] = fa_loop_data(1, 1, 0)
+_s_gelu_backward[1] = fa_loop_data(1, 1, 1)
 cdef object _u_gelu_tanh_accurate = _make_ufunc(2, 0, 0, 1, 0, 1, (0, 1, 2), 'gelu_tanh_accurate', 'gelu_tanh_accurate(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_gelu_tanh_backward_accurate = _make_ufunc(2, 1, 0, 2, 0, 1, (0, 1, 2), 'gelu_tanh_backward_accurate', "gelu_tanh_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_gelu_tanh = _make_ufunc(2, 0, 1, 1, 0, 1, (0, 1, 2), 'gelu_tanh', 'gelu_tanh(x, /, out=None, *, where=True, ...)\n\n0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_gelu_tanh[2]
+_s_gelu_tanh[0] = fa_loop_data(2, 0, 0)
+_s_gelu_tanh[1] = fa_loop_data(2, 0, 1)
 cdef object _u_gelu_tanh_backward = _make_ufunc(2, 1, 1, 2, 0, 1, (0, 1, 2), 'gelu_tanh_backward', "gelu_tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_gelu_tanh_backward[2]
+_s_gelu_tanh_backward[0] = fa_loop_data(2, 1, 0)
+_s_gelu_tanh_backward[1] = fa_loop_data(2, 1, 1)
 cdef object _u_silu_accurate = _make_ufunc(3, 0, 0, 1, 0, 1, (0, 1, 2), 'silu_accurate', 'silu_accurate(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_silu_backward_accurate = _make_ufunc(3, 1, 0, 2, 0, 1, (0, 1, 2), 'silu_backward_accurate', "silu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_silu = _make_ufunc(3, 0, 1, 1, 0, 1, (0, 1, 2), 'silu', 'silu(x, /, out=None, *, where=True, ...)\n\nx·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_silu[2]
+_s_silu[0] = fa_loop_data(3, 0, 0)
+_s_silu[1] = fa_loop_data(3, 0, 1)
 cdef object _u_silu_backward = _make_ufunc(3, 1, 1, 2, 0, 1, (0, 1, 2), 'silu_backward', "silu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_silu_backward[2]
+_s_silu_backward[0] = fa_loop_data(3, 1, 0)
+_s_silu_backward[1] = fa_loop_data(3, 1, 1)
 cdef object _u_sigmoid_accurate = _make_ufunc(4, 0, 0, 1, 0, 1, (0, 1, 2), 'sigmoid_accurate', 'sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_sigmoid_backward_accurate = _make_ufunc(4, 1, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_accurate', "sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_sigmoid = _make_ufunc(4, 0, 1, 1, 0, 1, (0, 1, 2), 'sigmoid', 'sigmoid(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_sigmoid[2]
+_s_sigmoid[0] = fa_loop_data(4, 0, 0)
+_s_sigmoid[1] = fa_loop_data(4, 0, 1)
 cdef object _u_sigmoid_backward = _make_ufunc(4, 1, 1, 2, 0, 1, (0, 1, 2), 'sigmoid_backward', "sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_sigmoid_backward[2]
+_s_sigmoid_backward[0] = fa_loop_data(4, 1, 0)
+_s_sigmoid_backward[1] = fa_loop_data(4, 1, 1)
 cdef object _u_tanh_accurate = _make_ufunc(5, 0, 0, 1, 0, 1, (0, 1, 2), 'tanh_accurate', 'tanh_accurate(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_tanh_backward_accurate = _make_ufunc(5, 1, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_accurate', "tanh_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_tanh = _make_ufunc(5, 0, 1, 1, 0, 1, (0, 1, 2), 'tanh', 'tanh(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_tanh[2]
+_s_tanh[0] = fa_loop_data(5, 0, 0)
+_s_tanh[1] = fa_loop_data(5, 0, 1)
 cdef object _u_tanh_backward = _make_ufunc(5, 1, 1, 2, 0, 1, (0, 1, 2), 'tanh_backward', "tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_tanh_backward[2]
+_s_tanh_backward[0] = fa_loop_data(5, 1, 0)
+_s_tanh_backward[1] = fa_loop_data(5, 1, 1)
 cdef object _u_softplus_accurate = _make_ufunc(6, 0, 0, 1, 2, 1, (0, 1, 2), 'softplus_accurate', "softplus_accurate(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
 cdef object _u_softplus_backward_accurate = _make_ufunc(6, 1, 0, 2, 2, 1, (0, 1, 2), 'softplus_backward_accurate', "softplus_backward_accurate(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
 cdef object _u_softplus = _make_ufunc(6, 0, 1, 1, 2, 1, (0, 1, 2), 'softplus', "softplus(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef const void *_s_softplus[2]
+_s_softplus[0] = fa_loop_data(6, 0, 0)
+_s_softplus[1] = fa_loop_data(6, 0, 1)
 cdef object _u_softplus_backward = _make_ufunc(6, 1, 1, 2, 2, 1, (0, 1, 2), 'softplus_backward', "softplus_backward(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef const void *_s_softplus_backward[2]
+_s_softplus_backward[0] = fa_loop_data(6, 1, 0)
+_s_softplus_backward[1] = fa_loop_data(6, 1, 1)
 cdef object _u_log_sigmoid_accurate = _make_ufunc(7, 0, 0, 1, 0, 1, (0, 1, 2), 'log_sigmoid_accurate', 'log_sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_log_sigmoid_backward_accurate = _make_ufunc(7, 1, 0, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward_accurate', "log_sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_log_sigmoid = _make_ufunc(7, 0, 1, 1, 0, 1, (0, 1, 2), 'log_sigmoid', 'log_sigmoid(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_log_sigmoid[2]
+_s_log_sigmoid[0] = fa_loop_data(7, 0, 0)
+_s_log_sigmoid[1] = fa_loop_data(7, 0, 1)
 cdef object _u_log_sigmoid_backward = _make_ufunc(7, 1, 1, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward', "log_sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_log_sigmoid_backward[2]
+_s_log_sigmoid_backward[0] = fa_loop_data(7, 1, 0)
+_s_log_sigmoid_backward[1] = fa_loop_data(7, 1, 1)
 cdef object _u_mish_accurate = _make_ufunc(8, 0, 0, 1, 0, 1, (0, 1, 2), 'mish_accurate', 'mish_accurate(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_mish_backward_accurate = _make_ufunc(8, 1, 0, 2, 0, 1, (0, 1, 2), 'mish_backward_accurate', "mish_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_mish = _make_ufunc(8, 0, 1, 1, 0, 1, (0, 1, 2), 'mish', 'mish(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_mish[2]
+_s_mish[0] = fa_loop_data(8, 0, 0)
+_s_mish[1] = fa_loop_data(8, 0, 1)
 cdef object _u_mish_backward = _make_ufunc(8, 1, 1, 2, 0, 1, (0, 1, 2), 'mish_backward', "mish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_mish_backward[2]
+_s_mish_backward[0] = fa_loop_data(8, 1, 0)
+_s_mish_backward[1] = fa_loop_data(8, 1, 1)
 cdef object _u_elu_accurate = _make_ufunc(9, 0, 0, 1, 1, 1, (0, 1, 2), 'elu_accurate', "elu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
 cdef object _u_elu_backward_accurate = _make_ufunc(9, 1, 0, 2, 1, 1, (0, 1, 2), 'elu_backward_accurate', "elu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
 cdef object _u_elu = _make_ufunc(9, 0, 1, 1, 1, 1, (0, 1, 2), 'elu', "elu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef const void *_s_elu[2]
+_s_elu[0] = fa_loop_data(9, 0, 0)
+_s_elu[1] = fa_loop_data(9, 0, 1)
 cdef object _u_elu_backward = _make_ufunc(9, 1, 1, 2, 1, 1, (0, 1, 2), 'elu_backward', "elu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef const void *_s_elu_backward[2]
+_s_elu_backward[0] = fa_loop_data(9, 1, 0)
+_s_elu_backward[1] = fa_loop_data(9, 1, 1)
 cdef object _u_selu_accurate = _make_ufunc(10, 0, 0, 1, 0, 1, (0, 1, 2), 'selu_accurate', "selu_accurate(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.")
 cdef object _u_selu_backward_accurate = _make_ufunc(10, 1, 0, 2, 0, 1, (0, 1, 2), 'selu_backward_accurate', "selu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_selu = _make_ufunc(10, 0, 1, 1, 0, 1, (0, 1, 2), 'selu', "selu(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.")
+cdef const void *_s_selu[2]
+_s_selu[0] = fa_loop_data(10, 0, 0)
+_s_selu[1] = fa_loop_data(10, 0, 1)
 cdef object _u_selu_backward = _make_ufunc(10, 1, 1, 2, 0, 1, (0, 1, 2), 'selu_backward', "selu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_selu_backward[2]
+_s_selu_backward[0] = fa_loop_data(10, 1, 0)
+_s_selu_backward[1] = fa_loop_data(10, 1, 1)
 cdef object _u_celu_accurate = _make_ufunc(11, 0, 0, 1, 1, 1, (0, 1, 2), 'celu_accurate', "celu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
 cdef object _u_celu_backward_accurate = _make_ufunc(11, 1, 0, 2, 1, 1, (0, 1, 2), 'celu_backward_accurate', "celu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
 cdef object _u_celu = _make_ufunc(11, 0, 1, 1, 1, 1, (0, 1, 2), 'celu', "celu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef const void *_s_celu[2]
+_s_celu[0] = fa_loop_data(11, 0, 0)
+_s_celu[1] = fa_loop_data(11, 0, 1)
 cdef object _u_celu_backward = _make_ufunc(11, 1, 1, 2, 1, 1, (0, 1, 2), 'celu_backward', "celu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef const void *_s_celu_backward[2]
+_s_celu_backward[0] = fa_loop_data(11, 1, 0)
+_s_celu_backward[1] = fa_loop_data(11, 1, 1)
 cdef object _u_leaky_relu = _make_ufunc(12, 0, 0, 1, 1, 1, (0, 1, 2), 'leaky_relu', 'leaky_relu(x, negative_slope, /, out=None, *, where=True, ...)\n\nx for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.')
+cdef const void *_s_leaky_relu[2]
+_s_leaky_relu[0] = fa_loop_data(12, 0, 0)
+_s_leaky_relu[1] = fa_loop_data(12, 0, 0)
 cdef object _u_leaky_relu_backward = _make_ufunc(12, 1, 0, 2, 1, 1, (0, 1, 2), 'leaky_relu_backward', "leaky_relu_backward(grad_output, x, negative_slope, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.")
+cdef const void *_s_leaky_relu_backward[2]
+_s_leaky_relu_backward[0] = fa_loop_data(12, 1, 0)
+_s_leaky_relu_backward[1] = fa_loop_data(12, 1, 0)
 cdef object _u_relu6 = _make_ufunc(13, 0, 0, 1, 0, 1, (0, 1, 2), 'relu6', "relu6(x, /, out=None, *, where=True, ...)\n\nmin(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.")
+cdef const void *_s_relu6[2]
+_s_relu6[0] = fa_loop_data(13, 0, 0)
+_s_relu6[1] = fa_loop_data(13, 0, 0)
 cdef object _u_relu6_backward = _make_ufunc(13, 1, 0, 2, 0, 1, (0, 1, 2), 'relu6_backward', "relu6_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.")
+cdef const void *_s_relu6_backward[2]
+_s_relu6_backward[0] = fa_loop_data(13, 1, 0)
+_s_relu6_backward[1] = fa_loop_data(13, 1, 0)
 cdef object _u_hardtanh = _make_ufunc(14, 0, 0, 1, 2, 1, (0, 1, 2), 'hardtanh', 'hardtanh(x, min_val, max_val, /, out=None, *, where=True, ...)\n\nmin(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.')
+cdef const void *_s_hardtanh[2]
+_s_hardtanh[0] = fa_loop_data(14, 0, 0)
+_s_hardtanh[1] = fa_loop_data(14, 0, 0)
 cdef object _u_hardtanh_backward = _make_ufunc(14, 1, 0, 2, 2, 1, (0, 1, 2), 'hardtanh_backward', "hardtanh_backward(grad_output, x, min_val, max_val, /, out=None, *, where=True, ...)\n\ngrad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.")
+cdef const void *_s_hardtanh_backward[2]
+_s_hardtanh_backward[0] = fa_loop_data(14, 1, 0)
+_s_hardtanh_backward[1] = fa_loop_data(14, 1, 0)
 cdef object _u_hardsigmoid = _make_ufunc(15, 0, 0, 1, 0, 1, (0, 1, 2), 'hardsigmoid', 'hardsigmoid(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.')
+cdef const void *_s_hardsigmoid[2]
+_s_hardsigmoid[0] = fa_loop_data(15, 0, 0)
+_s_hardsigmoid[1] = fa_loop_data(15, 0, 0)
 cdef object _u_hardsigmoid_backward = _make_ufunc(15, 1, 0, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward', "hardsigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.")
+cdef const void *_s_hardsigmoid_backward[2]
+_s_hardsigmoid_backward[0] = fa_loop_data(15, 1, 0)
+_s_hardsigmoid_backward[1] = fa_loop_data(15, 1, 0)
 cdef object _u_hardswish = _make_ufunc(16, 0, 0, 1, 0, 1, (0, 1, 2), 'hardswish', 'hardswish(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.')
+cdef const void *_s_hardswish[2]
+_s_hardswish[0] = fa_loop_data(16, 0, 0)
+_s_hardswish[1] = fa_loop_data(16, 0, 0)
 cdef object _u_hardswish_backward = _make_ufunc(16, 1, 0, 2, 0, 1, (0, 1, 2), 'hardswish_backward', "hardswish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.")
+cdef const void *_s_hardswish_backward[2]
+_s_hardswish_backward[0] = fa_loop_data(16, 1, 0)
+_s_hardswish_backward[1] = fa_loop_data(16, 1, 0)
 cdef object _u_sigmoid_backward_from_output = _make_ufunc(17, 0, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_from_output', 'sigmoid_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+cdef const void *_s_sigmoid_backward_from_output[2]
+_s_sigmoid_backward_from_output[0] = fa_loop_data(17, 0, 0)
+_s_sigmoid_backward_from_output[1] = fa_loop_data(17, 0, 0)
 cdef object _u_tanh_backward_from_output = _make_ufunc(18, 0, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_from_output', 'tanh_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+cdef const void *_s_tanh_backward_from_output[2]
+_s_tanh_backward_from_output[0] = fa_loop_data(18, 0, 0)
+_s_tanh_backward_from_output[1] = fa_loop_data(18, 0, 0)
 cdef object _u_swiglu_accurate = _make_ufunc(19, 0, 0, 2, 0, 1, (0, 1, 2), 'swiglu_accurate', 'swiglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_swiglu_backward_accurate = _make_ufunc(19, 1, 0, 3, 0, 2, (0, 1, 2), 'swiglu_backward_accurate', "swiglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_swiglu = _make_ufunc(19, 0, 1, 2, 0, 1, (0, 1, 2), 'swiglu', 'swiglu(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_swiglu[2]
+_s_swiglu[0] = fa_loop_data(19, 0, 0)
+_s_swiglu[1] = fa_loop_data(19, 0, 1)
 cdef object _u_swiglu_backward = _make_ufunc(19, 1, 1, 3, 0, 2, (0, 1, 2), 'swiglu_backward', "swiglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_swiglu_backward[2]
+_s_swiglu_backward[0] = fa_loop_data(19, 1, 0)
+_s_swiglu_backward[1] = fa_loop_data(19, 1, 1)
 cdef object _u_geglu_accurate = _make_ufunc(20, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_accurate', 'geglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_geglu_backward_accurate = _make_ufunc(20, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_backward_accurate', "geglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_geglu = _make_ufunc(20, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu', 'geglu(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_geglu[2]
+_s_geglu[0] = fa_loop_data(20, 0, 0)
+_s_geglu[1] = fa_loop_data(20, 0, 1)
 cdef object _u_geglu_backward = _make_ufunc(20, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_backward', "geglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_geglu_backward[2]
+_s_geglu_backward[0] = fa_loop_data(20, 1, 0)
+_s_geglu_backward[1] = fa_loop_data(20, 1, 1)
 cdef object _u_geglu_tanh_accurate = _make_ufunc(21, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_tanh_accurate', "geglu_tanh_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
 cdef object _u_geglu_tanh_backward_accurate = _make_ufunc(21, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward_accurate', "geglu_tanh_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_geglu_tanh = _make_ufunc(21, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu_tanh', "geglu_tanh(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
+cdef const void *_s_geglu_tanh[2]
+_s_geglu_tanh[0] = fa_loop_data(21, 0, 0)
+_s_geglu_tanh[1] = fa_loop_data(21, 0, 1)
 cdef object _u_geglu_tanh_backward = _make_ufunc(21, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward', "geglu_tanh_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_geglu_tanh_backward[2]
+_s_geglu_tanh_backward[0] = fa_loop_data(21, 1, 0)
+_s_geglu_tanh_backward[1] = fa_loop_data(21, 1, 1)
 cdef object _u_glu_accurate = _make_ufunc(22, 0, 0, 2, 0, 1, (0, 1, 2), 'glu_accurate', "glu_accurate(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
 cdef object _u_glu_backward_accurate = _make_ufunc(22, 1, 0, 3, 0, 2, (0, 1, 2), 'glu_backward_accurate', "glu_backward_accurate(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_glu = _make_ufunc(22, 0, 1, 2, 0, 1, (0, 1, 2), 'glu', "glu(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
+cdef const void *_s_glu[2]
+_s_glu[0] = fa_loop_data(22, 0, 0)
+_s_glu[1] = fa_loop_data(22, 0, 1)
 cdef object _u_glu_backward = _make_ufunc(22, 1, 1, 3, 0, 2, (0, 1, 2), 'glu_backward', "glu_backward(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_glu_backward[2]
+_s_glu_backward[0] = fa_loop_data(22, 1, 0)
+_s_glu_backward[1] = fa_loop_data(22, 1, 1)
 cdef object _u_bias_gelu_accurate = _make_ufunc(23, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_accurate', "bias_gelu_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nAccurate tier: within 2 ULP.")
 cdef object _u_bias_gelu_backward_accurate = _make_ufunc(23, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward_accurate', "bias_gelu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_bias_gelu = _make_ufunc(23, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu', "bias_gelu(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nFast tier: within 4 ULP.")
+cdef const void *_s_bias_gelu[2]
+_s_bias_gelu[0] = fa_loop_data(23, 0, 0)
+_s_bias_gelu[1] = fa_loop_data(23, 0, 1)
 cdef object _u_bias_gelu_backward = _make_ufunc(23, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward', "bias_gelu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_bias_gelu_backward[2]
+_s_bias_gelu_backward[0] = fa_loop_data(23, 1, 0)
+_s_bias_gelu_backward[1] = fa_loop_data(23, 1, 1)
 cdef object _u_bias_gelu_tanh_accurate = _make_ufunc(24, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh_accurate', "bias_gelu_tanh_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccurate tier: within 2 ULP.")
 cdef object _u_bias_gelu_tanh_backward_accurate = _make_ufunc(24, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward_accurate', "bias_gelu_tanh_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_bias_gelu_tanh = _make_ufunc(24, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh', "bias_gelu_tanh(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nFast tier: within 4 ULP.")
+cdef const void *_s_bias_gelu_tanh[2]
+_s_bias_gelu_tanh[0] = fa_loop_data(24, 0, 0)
+_s_bias_gelu_tanh[1] = fa_loop_data(24, 0, 1)
 cdef object _u_bias_gelu_tanh_backward = _make_ufunc(24, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward', "bias_gelu_tanh_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_bias_gelu_tanh_backward[2]
+_s_bias_gelu_tanh_backward[0] = fa_loop_data(24, 1, 0)
+_s_bias_gelu_tanh_backward[1] = fa_loop_data(24, 1, 1)
 cdef object _u_bias_silu_accurate = _make_ufunc(25, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_silu_accurate', 'bias_silu_accurate(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nAccurate tier: within 2 ULP.')
 cdef object _u_bias_silu_backward_accurate = _make_ufunc(25, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_silu_backward_accurate', "bias_silu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
 cdef object _u_bias_silu = _make_ufunc(25, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_silu', 'bias_silu(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nFast tier: within 4 ULP.')
+cdef const void *_s_bias_silu[2]
+_s_bias_silu[0] = fa_loop_data(25, 0, 0)
+_s_bias_silu[1] = fa_loop_data(25, 0, 1)
 cdef object _u_bias_silu_backward = _make_ufunc(25, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_silu_backward', "bias_silu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_bias_silu_backward[2]
+_s_bias_silu_backward[0] = fa_loop_data(25, 1, 0)
+_s_bias_silu_backward[1] = fa_loop_data(25, 1, 1)
 cdef object _u_bias_relu = _make_ufunc(26, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_relu', 'bias_relu(x, bias, /, out=None, *, where=True, ...)\n\nrelu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.')
+cdef const void *_s_bias_relu[2]
+_s_bias_relu[0] = fa_loop_data(26, 0, 0)
+_s_bias_relu[1] = fa_loop_data(26, 0, 0)
 cdef object _u_bias_relu_backward = _make_ufunc(26, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_relu_backward', 'bias_relu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.')
+cdef const void *_s_bias_relu_backward[2]
+_s_bias_relu_backward[0] = fa_loop_data(26, 1, 0)
+_s_bias_relu_backward[1] = fa_loop_data(26, 1, 0)
 
 UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu_accurate': _u_gelu_accurate, 'gelu_backward_accurate': _u_gelu_backward_accurate, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_tanh_accurate': _u_gelu_tanh_accurate, 'gelu_tanh_backward_accurate': _u_gelu_tanh_backward_accurate, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'silu_accurate': _u_silu_accurate, 'silu_backward_accurate': _u_silu_backward_accurate, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'sigmoid_accurate': _u_sigmoid_accurate, 'sigmoid_backward_accurate': _u_sigmoid_backward_accurate, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'tanh_accurate': _u_tanh_accurate, 'tanh_backward_accurate': _u_tanh_backward_accurate, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'softplus_accurate': _u_softplus_accurate, 'softplus_backward_accurate': _u_softplus_backward_accurate, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'log_sigmoid_accurate': _u_log_sigmoid_accurate, 'log_sigmoid_backward_accurate': _u_log_sigmoid_backward_accurate, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'mish_accurate': _u_mish_accurate, 'mish_backward_accurate': _u_mish_backward_accurate, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'elu_accurate': _u_elu_accurate, 'elu_backward_accurate': _u_elu_backward_accurate, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'selu_accurate': _u_selu_accurate, 'selu_backward_accurate': _u_selu_backward_accurate, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'celu_accurate': _u_celu_accurate, 'celu_backward_accurate': _u_celu_backward_accurate, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output, 'swiglu_accurate': _u_swiglu_accurate, 'swiglu_backward_accurate': _u_swiglu_backward_accurate, 'swiglu': _u_swiglu, 'swiglu_backward': _u_swiglu_backward, 'geglu_accurate': _u_geglu_accurate, 'geglu_backward_accurate': _u_geglu_backward_accurate, 'geglu': _u_geglu, 'geglu_backward': _u_geglu_backward, 'geglu_tanh_accurate': _u_geglu_tanh_accurate, 'geglu_tanh_backward_accurate': _u_geglu_tanh_backward_accurate, 'geglu_tanh': _u_geglu_tanh, 'geglu_tanh_backward': _u_geglu_tanh_backward, 'glu_accurate': _u_glu_accurate, 'glu_backward_accurate': _u_glu_backward_accurate, 'glu': _u_glu, 'glu_backward': _u_glu_backward, 'bias_gelu_accurate': _u_bias_gelu_accurate, 'bias_gelu_backward_accurate': _u_bias_gelu_backward_accurate, 'bias_gelu': _u_bias_gelu, 'bias_gelu_backward': _u_bias_gelu_backward, 'bias_gelu_tanh_accurate': _u_bias_gelu_tanh_accurate, 'bias_gelu_tanh_backward_accurate': _u_bias_gelu_tanh_backward_accurate, 'bias_gelu_tanh': _u_bias_gelu_tanh, 'bias_gelu_tanh_backward': _u_bias_gelu_tanh_backward, 'bias_silu_accurate': _u_bias_silu_accurate, 'bias_silu_backward_accurate': _u_bias_silu_backward_accurate, 'bias_silu': _u_bias_silu, 'bias_silu_backward': _u_bias_silu_backward, 'bias_relu': _u_bias_relu, 'bias_relu_backward': _u_bias_relu_backward}
 
@@ -104,7 +263,12 @@ UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu_accurate': _
 def relu(x, *, precision='fast', out=None, **kwargs):
     "max(x, 0): x where x > 0 or x is NaN, else +0.0 (relu(-0.0) is +0.0). Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu', precision)
-    cdef object ufunc = (_u_relu, _u_relu)[tier]
+    cdef object ufunc = (_u_relu, _u_relu)[tier], result
+    cdef const void *spec = _s_relu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('relu', relu, (x,), out, dict(kwargs, precision=precision))
@@ -119,7 +283,12 @@ def relu(x, *, precision='fast', out=None, **kwargs):
 def relu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output where x > 0, 0 where x <= 0, NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu_backward', precision)
-    cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier]
+    cdef object ufunc = (_u_relu_backward, _u_relu_backward)[tier], result
+    cdef const void *spec = _s_relu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('relu_backward', relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -133,14 +302,21 @@ def relu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 
 def gelu(x, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': x·Φ(x), the exact GELU (Φ: the standard normal CDF). gelu(-inf) = -0.0, gelu(+inf) = +inf, NaN gives NaN.\napproximate='tanh': 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the tanh approximation of GELU. -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu, fastact.ufuncs.gelu_accurate, fastact.ufuncs.gelu_tanh, fastact.ufuncs.gelu_tanh_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.gelu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.1587,  0.    ,  0.8413])"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_gelu_accurate, _u_gelu)[tier]
+        spec = _s_gelu[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_gelu_tanh_accurate, _u_gelu_tanh)[tier]
+        spec = _s_gelu_tanh[tier]
     else:
         raise _bad_choice('gelu', 'approximate', approximate, ('none', 'tanh'))
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('gelu', gelu, (x,), out, dict(kwargs, precision=precision, approximate=approximate))
@@ -154,14 +330,21 @@ def gelu(x, approximate='none', *, precision='fast', out=None, **kwargs):
 
 def gelu_backward(grad_output, x, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': grad_output·(Φ(x) + x·φ(x)), the exact GELU's derivative; 1 at +inf, -0.0 at -inf.\napproximate='tanh': grad_output times the derivative of the tanh form; 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.gelu_backward, fastact.ufuncs.gelu_backward_accurate, fastact.ufuncs.gelu_tanh_backward, fastact.ufuncs.gelu_tanh_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.gelu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.0833,  0.5   ,  1.0833])"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_gelu_backward_accurate, _u_gelu_backward)[tier]
+        spec = _s_gelu_backward[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_gelu_tanh_backward_accurate, _u_gelu_tanh_backward)[tier]
+        spec = _s_gelu_tanh_backward[tier]
     else:
         raise _bad_choice('gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('gelu_backward', gelu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, approximate=approximate))
@@ -176,7 +359,12 @@ def gelu_backward(grad_output, x, approximate='none', *, precision='fast', out=N
 def silu(x, *, precision='fast', out=None, **kwargs):
     "x·σ(x), SiLU or Swish (σ: the logistic sigmoid). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu, fastact.ufuncs.silu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.2689,  0.    ,  0.7311])"
     cdef int tier = _tier_index('silu', precision)
-    cdef object ufunc = (_u_silu_accurate, _u_silu)[tier]
+    cdef object ufunc = (_u_silu_accurate, _u_silu)[tier], result
+    cdef const void *spec = _s_silu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('silu', silu, (x,), out, dict(kwargs, precision=precision))
@@ -191,7 +379,12 @@ def silu(x, *, precision='fast', out=None, **kwargs):
 def silu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.silu_backward, fastact.ufuncs.silu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0723, 0.5   , 0.9277])"
     cdef int tier = _tier_index('silu_backward', precision)
-    cdef object ufunc = (_u_silu_backward_accurate, _u_silu_backward)[tier]
+    cdef object ufunc = (_u_silu_backward_accurate, _u_silu_backward)[tier], result
+    cdef const void *spec = _s_silu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('silu_backward', silu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -206,7 +399,12 @@ def silu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def sigmoid(x, *, precision='fast', out=None, **kwargs):
     "σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid, fastact.ufuncs.sigmoid_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.2689, 0.5   , 0.7311])"
     cdef int tier = _tier_index('sigmoid', precision)
-    cdef object ufunc = (_u_sigmoid_accurate, _u_sigmoid)[tier]
+    cdef object ufunc = (_u_sigmoid_accurate, _u_sigmoid)[tier], result
+    cdef const void *spec = _s_sigmoid[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('sigmoid', sigmoid, (x,), out, dict(kwargs, precision=precision))
@@ -221,7 +419,12 @@ def sigmoid(x, *, precision='fast', out=None, **kwargs):
 def sigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward, fastact.ufuncs.sigmoid_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1966, 0.25  , 0.1966])"
     cdef int tier = _tier_index('sigmoid_backward', precision)
-    cdef object ufunc = (_u_sigmoid_backward_accurate, _u_sigmoid_backward)[tier]
+    cdef object ufunc = (_u_sigmoid_backward_accurate, _u_sigmoid_backward)[tier], result
+    cdef const void *spec = _s_sigmoid_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('sigmoid_backward', sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -236,7 +439,12 @@ def sigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def tanh(x, *, precision='fast', out=None, **kwargs):
     "tanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh, fastact.ufuncs.tanh_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.7616,  0.    ,  0.7616])"
     cdef int tier = _tier_index('tanh', precision)
-    cdef object ufunc = (_u_tanh_accurate, _u_tanh)[tier]
+    cdef object ufunc = (_u_tanh_accurate, _u_tanh)[tier], result
+    cdef const void *spec = _s_tanh[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('tanh', tanh, (x,), out, dict(kwargs, precision=precision))
@@ -251,7 +459,12 @@ def tanh(x, *, precision='fast', out=None, **kwargs):
 def tanh_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward, fastact.ufuncs.tanh_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.42, 1.  , 0.42])"
     cdef int tier = _tier_index('tanh_backward', precision)
-    cdef object ufunc = (_u_tanh_backward_accurate, _u_tanh_backward)[tier]
+    cdef object ufunc = (_u_tanh_backward_accurate, _u_tanh_backward)[tier], result
+    cdef const void *spec = _s_tanh_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('tanh_backward', tanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -266,9 +479,14 @@ def tanh_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def softplus(x, beta=1.0, threshold=20.0, *, precision='fast', out=None, **kwargs):
     "log(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus, fastact.ufuncs.softplus_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.softplus(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3133, 0.6931, 1.3133])"
     cdef int tier = _tier_index('softplus', precision)
-    cdef double _beta = _check_param('softplus', 'beta', beta, 'positive')
-    cdef double _threshold = _check_param('softplus', 'threshold', threshold, 'positive_or_inf')
-    cdef object ufunc = (_u_softplus_accurate, _u_softplus)[tier]
+    cdef double _beta = _param('softplus', 'beta', beta, 'positive')
+    cdef double _threshold = _param('softplus', 'threshold', threshold, 'positive_or_inf')
+    cdef object ufunc = (_u_softplus_accurate, _u_softplus)[tier], result
+    cdef const void *spec = _s_softplus[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 2, _beta, _threshold, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('softplus', softplus, (x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
@@ -283,9 +501,14 @@ def softplus(x, beta=1.0, threshold=20.0, *, precision='fast', out=None, **kwarg
 def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='fast', out=None, **kwargs):
     "grad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nbeta (default 1.0): the sharpness; a finite number > 0.\nthreshold (default 20.0): beta·x above which the result is x; > 0.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.softplus_backward, fastact.ufuncs.softplus_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.softplus_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.2689, 0.5   , 0.7311])"
     cdef int tier = _tier_index('softplus_backward', precision)
-    cdef double _beta = _check_param('softplus_backward', 'beta', beta, 'positive')
-    cdef double _threshold = _check_param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
-    cdef object ufunc = (_u_softplus_backward_accurate, _u_softplus_backward)[tier]
+    cdef double _beta = _param('softplus_backward', 'beta', beta, 'positive')
+    cdef double _threshold = _param('softplus_backward', 'threshold', threshold, 'positive_or_inf')
+    cdef object ufunc = (_u_softplus_backward_accurate, _u_softplus_backward)[tier], result
+    cdef const void *spec = _s_softplus_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 2, _beta, _threshold, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('softplus_backward', softplus_backward, (grad_output, x,), out, dict(kwargs, precision=precision, beta=beta, threshold=threshold))
@@ -300,7 +523,12 @@ def softplus_backward(grad_output, x, beta=1.0, threshold=20.0, *, precision='fa
 def log_sigmoid(x, *, precision='fast', out=None, **kwargs):
     "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('log_sigmoid', precision)
-    cdef object ufunc = (_u_log_sigmoid_accurate, _u_log_sigmoid)[tier]
+    cdef object ufunc = (_u_log_sigmoid_accurate, _u_log_sigmoid)[tier], result
+    cdef const void *spec = _s_log_sigmoid[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('log_sigmoid', log_sigmoid, (x,), out, dict(kwargs, precision=precision))
@@ -315,7 +543,12 @@ def log_sigmoid(x, *, precision='fast', out=None, **kwargs):
 def logsigmoid(x, *, precision='fast', out=None, **kwargs):
     "log σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid, fastact.ufuncs.log_sigmoid_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.3133, -0.6931, -0.3133])"
     cdef int tier = _tier_index('logsigmoid', precision)
-    cdef object ufunc = (_u_log_sigmoid_accurate, _u_log_sigmoid)[tier]
+    cdef object ufunc = (_u_log_sigmoid_accurate, _u_log_sigmoid)[tier], result
+    cdef const void *spec = _s_log_sigmoid[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('logsigmoid', logsigmoid, (x,), out, dict(kwargs, precision=precision))
@@ -330,7 +563,12 @@ def logsigmoid(x, *, precision='fast', out=None, **kwargs):
 def log_sigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.log_sigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('log_sigmoid_backward', precision)
-    cdef object ufunc = (_u_log_sigmoid_backward_accurate, _u_log_sigmoid_backward)[tier]
+    cdef object ufunc = (_u_log_sigmoid_backward_accurate, _u_log_sigmoid_backward)[tier], result
+    cdef const void *spec = _s_log_sigmoid_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('log_sigmoid_backward', log_sigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -345,7 +583,12 @@ def log_sigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs
 def logsigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.log_sigmoid_backward, fastact.ufuncs.log_sigmoid_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.logsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.7311, 0.5   , 0.2689])"
     cdef int tier = _tier_index('logsigmoid_backward', precision)
-    cdef object ufunc = (_u_log_sigmoid_backward_accurate, _u_log_sigmoid_backward)[tier]
+    cdef object ufunc = (_u_log_sigmoid_backward_accurate, _u_log_sigmoid_backward)[tier], result
+    cdef const void *spec = _s_log_sigmoid_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('logsigmoid_backward', logsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -360,7 +603,12 @@ def logsigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs)
 def mish(x, *, precision='fast', out=None, **kwargs):
     "x·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish, fastact.ufuncs.mish_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3034,  0.    ,  0.8651])"
     cdef int tier = _tier_index('mish', precision)
-    cdef object ufunc = (_u_mish_accurate, _u_mish)[tier]
+    cdef object ufunc = (_u_mish_accurate, _u_mish)[tier], result
+    cdef const void *spec = _s_mish[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('mish', mish, (x,), out, dict(kwargs, precision=precision))
@@ -375,7 +623,12 @@ def mish(x, *, precision='fast', out=None, **kwargs):
 def mish_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.mish_backward, fastact.ufuncs.mish_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.mish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.0592, 0.6   , 1.049 ])"
     cdef int tier = _tier_index('mish_backward', precision)
-    cdef object ufunc = (_u_mish_backward_accurate, _u_mish_backward)[tier]
+    cdef object ufunc = (_u_mish_backward_accurate, _u_mish_backward)[tier], result
+    cdef const void *spec = _s_mish_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('mish_backward', mish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -390,8 +643,13 @@ def mish_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def elu(x, alpha=1.0, *, precision='fast', out=None, **kwargs):
     "x for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu, fastact.ufuncs.elu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.elu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.6321,  0.    ,  1.    ])"
     cdef int tier = _tier_index('elu', precision)
-    cdef double _alpha = _check_param('elu', 'alpha', alpha, 'finite')
-    cdef object ufunc = (_u_elu_accurate, _u_elu)[tier]
+    cdef double _alpha = _param('elu', 'alpha', alpha, 'finite')
+    cdef object ufunc = (_u_elu_accurate, _u_elu)[tier], result
+    cdef const void *spec = _s_elu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 1, _alpha, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('elu', elu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
@@ -406,8 +664,13 @@ def elu(x, alpha=1.0, *, precision='fast', out=None, **kwargs):
 def elu_backward(grad_output, x, alpha=1.0, *, precision='fast', out=None, **kwargs):
     "grad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nalpha (default 1.0): the negative saturation value's size; finite.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.elu_backward, fastact.ufuncs.elu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.elu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3679, 1.    , 1.    ])"
     cdef int tier = _tier_index('elu_backward', precision)
-    cdef double _alpha = _check_param('elu_backward', 'alpha', alpha, 'finite')
-    cdef object ufunc = (_u_elu_backward_accurate, _u_elu_backward)[tier]
+    cdef double _alpha = _param('elu_backward', 'alpha', alpha, 'finite')
+    cdef object ufunc = (_u_elu_backward_accurate, _u_elu_backward)[tier], result
+    cdef const void *spec = _s_elu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 1, _alpha, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('elu_backward', elu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
@@ -422,7 +685,12 @@ def elu_backward(grad_output, x, alpha=1.0, *, precision='fast', out=None, **kwa
 def selu(x, *, precision='fast', out=None, **kwargs):
     "scale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu, fastact.ufuncs.selu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.1113,  0.    ,  1.0507])"
     cdef int tier = _tier_index('selu', precision)
-    cdef object ufunc = (_u_selu_accurate, _u_selu)[tier]
+    cdef object ufunc = (_u_selu_accurate, _u_selu)[tier], result
+    cdef const void *spec = _s_selu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('selu', selu, (x,), out, dict(kwargs, precision=precision))
@@ -437,7 +705,12 @@ def selu(x, *, precision='fast', out=None, **kwargs):
 def selu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.selu_backward, fastact.ufuncs.selu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.selu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.6468, 1.7581, 1.0507])"
     cdef int tier = _tier_index('selu_backward', precision)
-    cdef object ufunc = (_u_selu_backward_accurate, _u_selu_backward)[tier]
+    cdef object ufunc = (_u_selu_backward_accurate, _u_selu_backward)[tier], result
+    cdef const void *spec = _s_selu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('selu_backward', selu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -452,8 +725,13 @@ def selu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def celu(x, alpha=1.0, *, precision='fast', out=None, **kwargs):
     "x for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu, fastact.ufuncs.celu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.celu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.6321,  0.    ,  1.    ])"
     cdef int tier = _tier_index('celu', precision)
-    cdef double _alpha = _check_param('celu', 'alpha', alpha, 'positive')
-    cdef object ufunc = (_u_celu_accurate, _u_celu)[tier]
+    cdef double _alpha = _param('celu', 'alpha', alpha, 'positive')
+    cdef object ufunc = (_u_celu_accurate, _u_celu)[tier], result
+    cdef const void *spec = _s_celu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 1, _alpha, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('celu', celu, (x,), out, dict(kwargs, precision=precision, alpha=alpha))
@@ -468,8 +746,13 @@ def celu(x, alpha=1.0, *, precision='fast', out=None, **kwargs):
 def celu_backward(grad_output, x, alpha=1.0, *, precision='fast', out=None, **kwargs):
     "grad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nalpha (default 1.0): the negative saturation value's size; a finite number > 0.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.celu_backward, fastact.ufuncs.celu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.celu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3679, 1.    , 1.    ])"
     cdef int tier = _tier_index('celu_backward', precision)
-    cdef double _alpha = _check_param('celu_backward', 'alpha', alpha, 'positive')
-    cdef object ufunc = (_u_celu_backward_accurate, _u_celu_backward)[tier]
+    cdef double _alpha = _param('celu_backward', 'alpha', alpha, 'positive')
+    cdef object ufunc = (_u_celu_backward_accurate, _u_celu_backward)[tier], result
+    cdef const void *spec = _s_celu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 1, _alpha, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('celu_backward', celu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, alpha=alpha))
@@ -484,8 +767,13 @@ def celu_backward(grad_output, x, alpha=1.0, *, precision='fast', out=None, **kw
 def leaky_relu(x, negative_slope=0.01, *, precision='fast', out=None, **kwargs):
     "x for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.leaky_relu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.01,  0.  ,  1.  ])"
     cdef int tier = _tier_index('leaky_relu', precision)
-    cdef double _negative_slope = _check_param('leaky_relu', 'negative_slope', negative_slope, 'finite')
-    cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier]
+    cdef double _negative_slope = _param('leaky_relu', 'negative_slope', negative_slope, 'finite')
+    cdef object ufunc = (_u_leaky_relu, _u_leaky_relu)[tier], result
+    cdef const void *spec = _s_leaky_relu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 1, _negative_slope, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('leaky_relu', leaky_relu, (x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
@@ -500,8 +788,13 @@ def leaky_relu(x, negative_slope=0.01, *, precision='fast', out=None, **kwargs):
 def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='fast', out=None, **kwargs):
     "grad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nnegative_slope (default 0.01): the slope for x <= 0; finite.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.leaky_relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.leaky_relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.01, 0.01, 1.  ])"
     cdef int tier = _tier_index('leaky_relu_backward', precision)
-    cdef double _negative_slope = _check_param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
-    cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier]
+    cdef double _negative_slope = _param('leaky_relu_backward', 'negative_slope', negative_slope, 'finite')
+    cdef object ufunc = (_u_leaky_relu_backward, _u_leaky_relu_backward)[tier], result
+    cdef const void *spec = _s_leaky_relu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 1, _negative_slope, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('leaky_relu_backward', leaky_relu_backward, (grad_output, x,), out, dict(kwargs, precision=precision, negative_slope=negative_slope))
@@ -516,7 +809,12 @@ def leaky_relu_backward(grad_output, x, negative_slope=0.01, *, precision='fast'
 def relu6(x, *, precision='fast', out=None, **kwargs):
     "min(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6', precision)
-    cdef object ufunc = (_u_relu6, _u_relu6)[tier]
+    cdef object ufunc = (_u_relu6, _u_relu6)[tier], result
+    cdef const void *spec = _s_relu6[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('relu6', relu6, (x,), out, dict(kwargs, precision=precision))
@@ -531,7 +829,12 @@ def relu6(x, *, precision='fast', out=None, **kwargs):
 def relu6_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.relu6_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.relu6_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 0., 1.])"
     cdef int tier = _tier_index('relu6_backward', precision)
-    cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier]
+    cdef object ufunc = (_u_relu6_backward, _u_relu6_backward)[tier], result
+    cdef const void *spec = _s_relu6_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('relu6_backward', relu6_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -546,11 +849,16 @@ def relu6_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='fast', out=None, **kwargs):
     "min(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardtanh(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-1.,  0.,  1.])"
     cdef int tier = _tier_index('hardtanh', precision)
-    cdef double _min_val = _check_param('hardtanh', 'min_val', min_val, 'finite')
-    cdef double _max_val = _check_param('hardtanh', 'max_val', max_val, 'finite')
+    cdef double _min_val = _param('hardtanh', 'min_val', min_val, 'finite')
+    cdef double _max_val = _param('hardtanh', 'max_val', max_val, 'finite')
     if _min_val > _max_val:
         raise _bad_order('hardtanh', 'min_val', min_val, 'max_val', max_val)
-    cdef object ufunc = (_u_hardtanh, _u_hardtanh)[tier]
+    cdef object ufunc = (_u_hardtanh, _u_hardtanh)[tier], result
+    cdef const void *spec = _s_hardtanh[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 2, _min_val, _max_val, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardtanh', hardtanh, (x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
@@ -565,11 +873,16 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, *, precision='fast', out=None, **kwar
 def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='fast', out=None, **kwargs):
     "grad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nmin_val (default -1.0): the lower bound; finite.\nmax_val (default 1.0): the upper bound; finite, >= min_val.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardtanh_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardtanh_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0., 1., 0.])"
     cdef int tier = _tier_index('hardtanh_backward', precision)
-    cdef double _min_val = _check_param('hardtanh_backward', 'min_val', min_val, 'finite')
-    cdef double _max_val = _check_param('hardtanh_backward', 'max_val', max_val, 'finite')
+    cdef double _min_val = _param('hardtanh_backward', 'min_val', min_val, 'finite')
+    cdef double _max_val = _param('hardtanh_backward', 'max_val', max_val, 'finite')
     if _min_val > _max_val:
         raise _bad_order('hardtanh_backward', 'min_val', min_val, 'max_val', max_val)
-    cdef object ufunc = (_u_hardtanh_backward, _u_hardtanh_backward)[tier]
+    cdef object ufunc = (_u_hardtanh_backward, _u_hardtanh_backward)[tier], result
+    cdef const void *spec = _s_hardtanh_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 2, _min_val, _max_val, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardtanh_backward', hardtanh_backward, (grad_output, x,), out, dict(kwargs, precision=precision, min_val=min_val, max_val=max_val))
@@ -584,7 +897,12 @@ def hardtanh_backward(grad_output, x, min_val=-1.0, max_val=1.0, *, precision='f
 def hardsigmoid(x, *, precision='fast', out=None, **kwargs):
     "min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.3333, 0.5   , 0.6667])"
     cdef int tier = _tier_index('hardsigmoid', precision)
-    cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier]
+    cdef object ufunc = (_u_hardsigmoid, _u_hardsigmoid)[tier], result
+    cdef const void *spec = _s_hardsigmoid[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardsigmoid', hardsigmoid, (x,), out, dict(kwargs, precision=precision))
@@ -599,7 +917,12 @@ def hardsigmoid(x, *, precision='fast', out=None, **kwargs):
 def hardsigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardsigmoid_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardsigmoid_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.1667, 0.1667])"
     cdef int tier = _tier_index('hardsigmoid_backward', precision)
-    cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier]
+    cdef object ufunc = (_u_hardsigmoid_backward, _u_hardsigmoid_backward)[tier], result
+    cdef const void *spec = _s_hardsigmoid_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardsigmoid_backward', hardsigmoid_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -614,7 +937,12 @@ def hardsigmoid_backward(grad_output, x, *, precision='fast', out=None, **kwargs
 def hardswish(x, *, precision='fast', out=None, **kwargs):
     "x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.3333,  0.    ,  0.6667])"
     cdef int tier = _tier_index('hardswish', precision)
-    cdef object ufunc = (_u_hardswish, _u_hardswish)[tier]
+    cdef object ufunc = (_u_hardswish, _u_hardswish)[tier], result
+    cdef const void *spec = _s_hardswish[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x,), out):
         return _on_tensors('hardswish', hardswish, (x,), out, dict(kwargs, precision=precision))
@@ -629,7 +957,12 @@ def hardswish(x, *, precision='fast', out=None, **kwargs):
 def hardswish_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
     "0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.hardswish_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.hardswish_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([0.1667, 0.5   , 0.8333])"
     cdef int tier = _tier_index('hardswish_backward', precision)
-    cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier]
+    cdef object ufunc = (_u_hardswish_backward, _u_hardswish_backward)[tier], result
+    cdef const void *spec = _s_hardswish_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x,), out):
         return _on_tensors('hardswish_backward', hardswish_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
@@ -644,7 +977,12 @@ def hardswish_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
 def sigmoid_backward_from_output(grad_output, output, *, precision='fast', out=None, **kwargs):
     "grad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.sigmoid_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.sigmoid_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.1875, 0.25  , 0.1875])"
     cdef int tier = _tier_index('sigmoid_backward_from_output', precision)
-    cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier]
+    cdef object ufunc = (_u_sigmoid_backward_from_output, _u_sigmoid_backward_from_output)[tier], result
+    cdef const void *spec = _s_sigmoid_backward_from_output[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, output, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, output,), out):
         return _on_tensors('sigmoid_backward_from_output', sigmoid_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
@@ -659,7 +997,12 @@ def sigmoid_backward_from_output(grad_output, output, *, precision='fast', out=N
 def tanh_backward_from_output(grad_output, output, *, precision='fast', out=None, **kwargs):
     "grad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccuracy (float32 and float64): precision='accurate': within 1.5 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.tanh_backward_from_output.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.tanh_backward_from_output(np.ones(3), np.array([0.25, 0.5, 0.75])).round(4) + 0.0\narray([0.9375, 0.75  , 0.4375])"
     cdef int tier = _tier_index('tanh_backward_from_output', precision)
-    cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier]
+    cdef object ufunc = (_u_tanh_backward_from_output, _u_tanh_backward_from_output)[tier], result
+    cdef const void *spec = _s_tanh_backward_from_output[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, output, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, output,), out):
         return _on_tensors('tanh_backward_from_output', tanh_backward_from_output, (grad_output, output,), out, dict(kwargs, precision=precision))
@@ -674,7 +1017,12 @@ def tanh_backward_from_output(grad_output, output, *, precision='fast', out=None
 def swiglu(gate, up, *, precision='fast', out=None, **kwargs):
     "silu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu, fastact.ufuncs.swiglu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.swiglu(np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0)).round(4) + 0.0\narray([-0.5379,  0.    ,  1.4621])"
     cdef int tier = _tier_index('swiglu', precision)
-    cdef object ufunc = (_u_swiglu_accurate, _u_swiglu)[tier]
+    cdef object ufunc = (_u_swiglu_accurate, _u_swiglu)[tier], result
+    cdef const void *spec = _s_swiglu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, gate, up, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((gate, up,), out):
         return _on_tensors('swiglu', swiglu, (gate, up,), out, dict(kwargs, precision=precision))
@@ -689,7 +1037,8 @@ def swiglu(gate, up, *, precision='fast', out=None, **kwargs):
 def swiglu_backward(grad_output, gate, up, *, precision='fast', out=None, **kwargs):
     "(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.swiglu_backward, fastact.ufuncs.swiglu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> [g.round(4) + 0.0 for g in fa.swiglu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0))]\n[array([0.1447, 1.    , 1.8553]), array([-0.2689,  0.    ,  0.7311])]"
     cdef int tier = _tier_index('swiglu_backward', precision)
-    cdef object ufunc = (_u_swiglu_backward_accurate, _u_swiglu_backward)[tier]
+    cdef object ufunc = (_u_swiglu_backward_accurate, _u_swiglu_backward)[tier], result
+    cdef const void *spec = _s_swiglu_backward[tier]
     _bfloat16_if_imported()
     if _any_tensor((grad_output, gate, up,), out):
         return _on_tensors('swiglu_backward', swiglu_backward, (grad_output, gate, up,), out, dict(kwargs, precision=precision))
@@ -703,14 +1052,21 @@ def swiglu_backward(grad_output, gate, up, *, precision='fast', out=None, **kwar
 
 def geglu(gate, up, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': gelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\napproximate='tanh': gelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu, fastact.ufuncs.geglu_accurate, fastact.ufuncs.geglu_tanh, fastact.ufuncs.geglu_tanh_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.geglu(np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0)).round(4) + 0.0\narray([-0.3173,  0.    ,  1.6827])"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('geglu', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_geglu_accurate, _u_geglu)[tier]
+        spec = _s_geglu[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_geglu_tanh_accurate, _u_geglu_tanh)[tier]
+        spec = _s_geglu_tanh[tier]
     else:
         raise _bad_choice('geglu', 'approximate', approximate, ('none', 'tanh'))
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, gate, up, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((gate, up,), out):
         return _on_tensors('geglu', geglu, (gate, up,), out, dict(kwargs, precision=precision, approximate=approximate))
@@ -724,12 +1080,15 @@ def geglu(gate, up, approximate='none', *, precision='fast', out=None, **kwargs)
 
 def geglu_backward(grad_output, gate, up, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': (grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\napproximate='tanh': (grad_gate, grad_up) with the tanh form's derivative.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.geglu_backward, fastact.ufuncs.geglu_backward_accurate, fastact.ufuncs.geglu_tanh_backward, fastact.ufuncs.geglu_tanh_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> [g.round(4) + 0.0 for g in fa.geglu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.full(3, 2.0))]\n[array([-0.1666,  1.    ,  2.1666]), array([-0.1587,  0.    ,  0.8413])]"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('geglu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_geglu_backward_accurate, _u_geglu_backward)[tier]
+        spec = _s_geglu_backward[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_geglu_tanh_backward_accurate, _u_geglu_tanh_backward)[tier]
+        spec = _s_geglu_tanh_backward[tier]
     else:
         raise _bad_choice('geglu_backward', 'approximate', approximate, ('none', 'tanh'))
     _bfloat16_if_imported()
@@ -745,14 +1104,21 @@ def geglu_backward(grad_output, gate, up, approximate='none', *, precision='fast
 
 def bias_gelu(x, bias, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': gelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\napproximate='tanh': gelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu, fastact.ufuncs.bias_gelu_accurate, fastact.ufuncs.bias_gelu_tanh, fastact.ufuncs.bias_gelu_tanh_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_gelu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([-0.1543,  0.3457,  1.3998])"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('bias_gelu', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_bias_gelu_accurate, _u_bias_gelu)[tier]
+        spec = _s_bias_gelu[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_bias_gelu_tanh_accurate, _u_bias_gelu_tanh)[tier]
+        spec = _s_bias_gelu_tanh[tier]
     else:
         raise _bad_choice('bias_gelu', 'approximate', approximate, ('none', 'tanh'))
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, x, bias, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_gelu', bias_gelu, (x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
@@ -766,14 +1132,21 @@ def bias_gelu(x, bias, approximate='none', *, precision='fast', out=None, **kwar
 
 def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='fast', out=None, **kwargs):
     "approximate='none': grad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\napproximate='tanh': grad_output times the tanh form's derivative at x + bias.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_gelu_backward, fastact.ufuncs.bias_gelu_backward_accurate, fastact.ufuncs.bias_gelu_tanh_backward, fastact.ufuncs.bias_gelu_tanh_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_gelu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0.1325, 0.8675, 1.1275])"
-    cdef object ufunc
+    cdef object ufunc, result
+    cdef const void *spec
     cdef int tier = _tier_index('bias_gelu_backward', precision)
     if isinstance(approximate, str) and approximate == 'none':
         ufunc = (_u_bias_gelu_backward_accurate, _u_bias_gelu_backward)[tier]
+        spec = _s_bias_gelu_backward[tier]
     elif isinstance(approximate, str) and approximate == 'tanh':
         ufunc = (_u_bias_gelu_tanh_backward_accurate, _u_bias_gelu_tanh_backward)[tier]
+        spec = _s_bias_gelu_tanh_backward[tier]
     else:
         raise _bad_choice('bias_gelu_backward', 'approximate', approximate, ('none', 'tanh'))
+    if not kwargs:
+        result = _direct(spec, ufunc, 3, grad_output, x, bias, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_gelu_backward', bias_gelu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision, approximate=approximate))
@@ -788,7 +1161,12 @@ def bias_gelu_backward(grad_output, x, bias, approximate='none', *, precision='f
 def bias_silu(x, bias, *, precision='fast', out=None, **kwargs):
     "silu(x + bias), of the rounded sum.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu, fastact.ufuncs.bias_silu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([-0.1888,  0.3112,  1.2264])"
     cdef int tier = _tier_index('bias_silu', precision)
-    cdef object ufunc = (_u_bias_silu_accurate, _u_bias_silu)[tier]
+    cdef object ufunc = (_u_bias_silu_accurate, _u_bias_silu)[tier], result
+    cdef const void *spec = _s_bias_silu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, x, bias, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_silu', bias_silu, (x, bias,), out, dict(kwargs, precision=precision))
@@ -803,7 +1181,12 @@ def bias_silu(x, bias, *, precision='fast', out=None, **kwargs):
 def bias_silu_backward(grad_output, x, bias, *, precision='fast', out=None, **kwargs):
     "grad_output·silu'(x + bias).\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_silu_backward, fastact.ufuncs.bias_silu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_silu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0.26  , 0.74  , 1.0413])"
     cdef int tier = _tier_index('bias_silu_backward', precision)
-    cdef object ufunc = (_u_bias_silu_backward_accurate, _u_bias_silu_backward)[tier]
+    cdef object ufunc = (_u_bias_silu_backward_accurate, _u_bias_silu_backward)[tier], result
+    cdef const void *spec = _s_bias_silu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 3, grad_output, x, bias, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_silu_backward', bias_silu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))
@@ -818,7 +1201,12 @@ def bias_silu_backward(grad_output, x, bias, *, precision='fast', out=None, **kw
 def bias_relu(x, bias, *, precision='fast', out=None, **kwargs):
     "relu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu(np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0. , 0.5, 1.5])"
     cdef int tier = _tier_index('bias_relu', precision)
-    cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier]
+    cdef object ufunc = (_u_bias_relu, _u_bias_relu)[tier], result
+    cdef const void *spec = _s_bias_relu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, x, bias, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((x, bias,), out):
         return _on_tensors('bias_relu', bias_relu, (x, bias,), out, dict(kwargs, precision=precision))
@@ -833,7 +1221,12 @@ def bias_relu(x, bias, *, precision='fast', out=None, **kwargs):
 def bias_relu_backward(grad_output, x, bias, *, precision='fast', out=None, **kwargs):
     "grad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.\n\nAccuracy: exact, in every precision tier.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.bias_relu_backward.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.bias_relu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0]), np.array(0.5)).round(4) + 0.0\narray([0., 1., 1.])"
     cdef int tier = _tier_index('bias_relu_backward', precision)
-    cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier]
+    cdef object ufunc = (_u_bias_relu_backward, _u_bias_relu_backward)[tier], result
+    cdef const void *spec = _s_bias_relu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 3, grad_output, x, bias, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
     _bfloat16_if_imported()
     if _any_tensor((grad_output, x, bias,), out):
         return _on_tensors('bias_relu_backward', bias_relu_backward, (grad_output, x, bias,), out, dict(kwargs, precision=precision))

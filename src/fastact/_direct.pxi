@@ -1,0 +1,140 @@
+# Included by _ext.pyx: the public functions' direct call. For the common
+# case (NumPy arrays of one native float dtype, C-contiguous, the same shape,
+# no keywords for the ufunc), calling the inner loop directly gives what the
+# ufunc would give, bit for bit, at a fraction of NumPy's fixed cost per call
+# (type resolution, iterator set-up, scalar conversion of the parameters).
+# Anything else returns None and goes through the ufunc.
+from cpython.object cimport PyObject
+
+ctypedef void (*_loop_t)(char **args, const cnp.npy_intp *dims, const cnp.npy_intp *steps, void *data) noexcept nogil
+
+cdef extern from "<fenv.h>" nogil:
+    int feclearexcept(int excepts)
+    int fetestexcept(int excepts)
+    int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
+
+cdef extern from "numpy/ufuncobject.h":
+    int UFUNC_FPE_DIVIDEBYZERO, UFUNC_FPE_OVERFLOW, UFUNC_FPE_UNDERFLOW, UFUNC_FPE_INVALID
+    void **PyUFunc_API
+
+cdef extern from "numpy/arrayobject.h":
+    unsigned int PyArray_GetNDArrayCFeatureVersion()
+
+ctypedef int (*_give_fpe_errors_t)(const char *name, int fpe_errors) except -1
+
+# NumPy's own report of floating-point exceptions (np.errstate: warn, raise,
+# call, ...): PyUFunc_GiveFloatingpointErrors, in NumPy 2's C API. The build
+# targets NumPy 1.25's, where it is absent: under an older NumPy at run time
+# the direct call is off and every call takes the ufunc.
+cdef _give_fpe_errors_t _give_fpe_errors = NULL
+if PyArray_GetNDArrayCFeatureVersion() >= 0x12:  # NPY_2_0_API_VERSION
+    _give_fpe_errors = <_give_fpe_errors_t>PyUFunc_API[46]
+cdef int _ALL_FE = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+cdef Py_ssize_t _NOGIL_FROM = 500  # NumPy's threshold for releasing the GIL around a loop
+
+
+cdef inline bint _matches(cnp.ndarray a, int typenum, int ndim, cnp.npy_intp *dims):
+    """a is a C-contiguous, aligned, native array of typenum and this shape."""
+    if cnp.PyArray_TYPE(a) != typenum or cnp.PyArray_NDIM(a) != ndim:
+        return False
+    if not cnp.PyArray_ISCARRAY_RO(a) or not cnp.PyArray_ISNOTSWAPPED(a):
+        return False
+    cdef cnp.npy_intp *a_dims = cnp.PyArray_DIMS(a)
+    for d in range(ndim):
+        if a_dims[d] != dims[d]:
+            return False
+    return True
+
+
+cdef inline bint _apart(cnp.ndarray a, cnp.ndarray b, Py_ssize_t nbytes):
+    """b is a, element for element, or shares no byte with it (both contiguous)."""
+    cdef char *pa = <char *>cnp.PyArray_DATA(a)
+    cdef char *pb = <char *>cnp.PyArray_DATA(b)
+    return pa == pb or pa + nbytes <= pb or pb + nbytes <= pa
+
+
+cdef object _direct(const void *spec, object ufunc, int nin, object a0, object a1, object a2,
+                    int nparams, double p0, double p1, object out):
+    """The ufunc's result for nin arrays (a0, a1, a2; unused ones None) and
+    nparams float64 parameters, computed by calling the inner loop; None when
+    the arrays are not the common case, for the caller to use the ufunc."""
+    if _give_fpe_errors is NULL or type(a0) is not cnp.ndarray:
+        return None
+    cdef cnp.ndarray first = <cnp.ndarray>a0, result
+    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i, raised
+    cdef _loop_t loop
+    if typenum == cnp.NPY_FLOAT32:
+        loop = <_loop_t>fa_loop_f32
+    elif typenum == cnp.NPY_FLOAT64:
+        loop = <_loop_t>fa_loop_f64
+    else:
+        return None
+    if ndim == 0:  # the ufunc returns a NumPy scalar there
+        return None
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(first)
+    cdef cnp.npy_intp n = cnp.PyArray_SIZE(first)
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(first), nbytes = n * itemsize
+    cdef PyObject *inputs[3]  # borrowed: the caller holds them
+    inputs[0], inputs[1], inputs[2] = <PyObject *>a0, <PyObject *>a1, <PyObject *>a2
+    for i in range(1, nin):
+        if type(<object>inputs[i]) is not cnp.ndarray or not _matches(<cnp.ndarray>inputs[i], typenum, ndim, dims):
+            return None
+    if not _matches(first, typenum, ndim, dims):
+        return None
+    if n == 0:
+        return None
+    if out is None:
+        result = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
+    else:
+        if type(out) is not cnp.ndarray:
+            return None
+        result = <cnp.ndarray>out
+        if not _matches(result, typenum, ndim, dims) or not cnp.PyArray_ISWRITEABLE(result):
+            return None
+        for i in range(nin):
+            if not _apart(<cnp.ndarray>inputs[i], result, nbytes):
+                return None
+    cdef double params[2]
+    params[0], params[1] = p0, p1
+    cdef char *args[6]
+    cdef cnp.npy_intp steps[6]
+    for i in range(nin):
+        args[i], steps[i] = <char *>cnp.PyArray_DATA(<cnp.ndarray>inputs[i]), itemsize
+    for i in range(nparams):
+        args[nin + i], steps[nin + i] = <char *>&params[i], 0
+    args[nin + nparams], steps[nin + nparams] = <char *>cnp.PyArray_DATA(result), itemsize
+    feclearexcept(_ALL_FE)
+    if n >= _NOGIL_FROM:
+        with nogil:
+            loop(args, &n, steps, <void *>spec)
+    else:
+        loop(args, &n, steps, <void *>spec)
+    raised = fetestexcept(_ALL_FE)
+    if raised:  # reported as the ufunc would: "overflow encountered in selu"
+        name = ufunc.__name__.encode()
+        _give_fpe_errors(name, (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
+                         | (UFUNC_FPE_OVERFLOW if raised & FE_OVERFLOW else 0)
+                         | (UFUNC_FPE_UNDERFLOW if raised & FE_UNDERFLOW else 0)
+                         | (UFUNC_FPE_INVALID if raised & FE_INVALID else 0))
+    return result
+
+
+cdef double _INF = float("inf")
+
+
+cdef inline double _param(str function, str name, object value, str check) except? -1.0:
+    """The checked parameter as a double: a Python float that passes `check`
+    (a _manifest.PARAM_CHECKS key) at once; anything else through
+    _errors.check_param, which converts it or raises the clear error."""
+    cdef double v
+    if type(value) is float:
+        v = <double>value
+        if check is "finite":
+            if v == v and -_INF < v < _INF:
+                return v
+        elif check is "positive":
+            if 0 < v < _INF:
+                return v
+        elif v > 0:  # positive_or_inf
+            return v
+    return _check_param(function, name, value, check)

@@ -1,0 +1,146 @@
+"""The public functions' direct call (contiguous float32/float64 arrays of one
+shape, no ufunc keywords) gives what the ufunc gives, bit for bit, warnings
+and errors included; everything else still goes through the ufunc."""
+import warnings
+
+import numpy as np
+import pytest
+
+import fastact as fa
+from fastact._registry import VARIANTS
+
+from conftest import TESTABLE_ISAS, forced_isa, forced_threads
+
+CASES = [(key, act) for key, act in VARIANTS.items()]
+
+
+def ufuncs_of(act):
+    return (getattr(fa.ufuncs, act.ufunc_name("forward")), getattr(fa.ufuncs, act.ufunc_name("backward")))
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape and type(a) is type(b)
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def inputs(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * 4).astype(dtype)
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3.0, 3.0][:min(8, n)] if n >= 8 else x[:8]
+    return x, rng.standard_normal(n).astype(dtype)
+
+
+@pytest.mark.parametrize("isa", TESTABLE_ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("key,act", CASES, ids=[k for k, _ in CASES])
+def test_direct_call_is_the_ufunc_bit_for_bit(key, act, dtype, isa):
+    forward, backward = ufuncs_of(act)
+    with forced_isa(isa):
+        for n in (1, 17, 1000, 5000):   # below and above the C loop's small-call path
+            x, g = inputs(n, dtype)
+            same_bits(act.forward(x), forward(x, *act.params))
+            same_bits(act.backward(g, x), backward(g, x, *act.params))
+            out = np.full_like(x, 7.0)
+            assert act.forward(x, out=out) is out
+            same_bits(out, forward(x, *act.params))
+            in_place = x.copy()
+            act.forward(in_place, out=in_place)
+            same_bits(in_place, forward(x, *act.params))
+            grid = x[: n - n % 4].reshape(-1, 4) if n >= 4 else x.reshape(1, -1)
+            same_bits(act.forward(grid), forward(grid, *act.params))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_call_on_large_arrays_with_threads(threads):
+    x, g = inputs(1 << 20, np.float32)
+    with forced_threads(threads):
+        same_bits(fa.gelu(x), fa.ufuncs.gelu(x))
+        same_bits(fa.silu_backward(g, x), fa.ufuncs.silu_backward(g, x))
+        same_bits(fa.softplus(x, beta=2.0, threshold=5.0), fa.ufuncs.softplus(x, 2.0, 5.0))
+
+
+def test_parameters_reach_the_kernel():
+    x, _ = inputs(100, np.float32)
+    same_bits(fa.elu(x, alpha=0.25), fa.ufuncs.elu(x, 0.25))
+    same_bits(fa.hardtanh(x, min_val=-0.5, max_val=2.0), fa.ufuncs.hardtanh(x, -0.5, 2.0))
+    same_bits(fa.leaky_relu(x, negative_slope=-0.25), fa.ufuncs.leaky_relu(x, -0.25))
+    same_bits(fa.softplus(x, beta=np.float32(3), threshold=10), fa.ufuncs.softplus(x, 3.0, 10.0))
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), "1", None, True])
+def test_bad_parameters_are_refused_as_before(bad):
+    x, _ = inputs(10, np.float32)
+    with pytest.raises((TypeError, ValueError), match="fastact.softplus: beta must be"):
+        fa.softplus(x, beta=bad)
+
+
+@pytest.mark.parametrize("n", [10, 100_000])
+def test_floating_point_errors_follow_errstate(n):
+    """selu overflows for x near float32's maximum: the flag is reported as
+    the ufunc reports it, under np.errstate."""
+    x = np.full(n, 3.3e38, np.float32)
+    expected = fa.ufuncs.selu.__name__
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError, match=f"overflow encountered in {expected}"):
+            fa.selu(x)
+        with pytest.raises(FloatingPointError, match=f"overflow encountered in {expected}"):
+            fa.ufuncs.selu(x)
+    with np.errstate(over="warn"):
+        with pytest.warns(RuntimeWarning, match=f"overflow encountered in {expected}"):
+            y = fa.selu(x)
+    assert np.isinf(y).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="ignore"):
+            fa.selu(x)
+        fa.gelu(np.array([np.nan, np.inf, -np.inf, 1e-45], np.float32))  # no spurious flags
+
+
+def test_stale_flags_are_not_reported():
+    with np.errstate(over="ignore"):
+        np.float32(3e38) * np.float32(10)  # raises the flag, ignored
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fa.gelu(np.ones(10, np.float32))
+
+
+def test_the_other_cases_still_take_the_ufunc():
+    x, g = inputs(64, np.float32)
+    expected = fa.ufuncs.gelu(x)
+    same_bits(fa.gelu(x[::1].reshape(8, 8).T).T.copy(), expected.reshape(8, 8))   # Fortran order
+    same_bits(fa.gelu(x[::2]), fa.ufuncs.gelu(x[::2]))                               # strided
+    assert type(fa.gelu(np.float32(1.0))) is np.float32                             # scalar
+    assert type(fa.gelu(np.array(1.0, np.float32))) is np.float32                   # 0-d
+    same_bits(fa.gelu(x.astype(">f4")), expected)                                    # byte-swapped
+    same_bits(fa.gelu(x.astype(np.float16)), fa.ufuncs.gelu(x.astype(np.float16)))  # 16-bit
+    same_bits(fa.gelu(np.arange(5)), fa.ufuncs.gelu(np.arange(5)))                   # integers
+    out64 = np.empty(64)
+    fa.gelu(x, out=out64)                                                            # out of another dtype
+    same_bits(out64, fa.ufuncs.gelu(x, out=np.empty(64)))
+    same_bits(fa.silu_backward(g[:1], x), fa.ufuncs.silu_backward(g[:1], x))        # broadcast
+
+    class Sub(np.ndarray):
+        pass
+    assert type(fa.gelu(x.view(Sub))) is Sub
+
+    buffer = x.copy()
+    shifted = fa.ufuncs.gelu(buffer[:-1])
+    fa.gelu(buffer[:-1], out=buffer[1:])                                             # partial overlap
+    same_bits(buffer[1:], shifted)
+
+
+@pytest.mark.parametrize("isa", TESTABLE_ISAS)
+@pytest.mark.parametrize("precision", ["fast", "accurate"])
+@pytest.mark.parametrize("dtype,big", [(np.float32, 3e38), (np.float64, 1.7e308)])
+def test_elu_family_raises_no_overflow_below_the_limit(isa, precision, dtype, big):
+    """selu(x) = 1.0507 x stays finite for x = 3e38, though scale·alpha·x
+    (the negative branch's factor) would overflow there, as would celu's
+    x/alpha: the branch not taken raises no flag."""
+    x = np.array([big, 1.0, -1.0, -0.0] * 8, dtype)
+    with forced_isa(isa), np.errstate(over="raise", invalid="raise", divide="raise"):
+        fa.selu(x, precision=precision)
+        fa.elu(x, precision=precision)
+        fa.celu(x, alpha=0.5, precision=precision)
+        fa.selu_backward(np.full_like(x, 1.0), x, precision=precision)
+        fa.elu_backward(x / 4, x, alpha=1.5, precision=precision)
+        fa.celu_backward(np.full_like(x, 1.0), x, alpha=0.5, precision=precision)
