@@ -12,7 +12,7 @@ two-operand ufunc of the same shape), and prints the ratios of the medians.
     python tools/small_call_cost.py [--size 100] [--repeat 41]
 """
 import argparse
-import time
+import timeit
 from functools import partial
 
 import numpy as np
@@ -22,28 +22,33 @@ from fastact._registry import ACTIVATIONS
 
 
 def unwrapped(fn):
-    """fa.gelu(x, approximate="tanh") as a user writes it, not through the registry's functools.partial."""
+    """The public function and its keywords as source text (", approximate='tanh'"),
+    to call as a user writes it rather than through the registry's partial."""
     if not isinstance(fn, partial):
-        return fn
-    inner, keywords = fn.func, fn.keywords
-    return lambda *args, **kw: inner(*args, **keywords, **kw)
+        return fn, ""
+    return fn.func, "".join(f", {k}={v!r}" for k, v in fn.keywords.items())
 
 
-def per_call_ns(fn, calls):
-    start = time.perf_counter_ns()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter_ns() - start) / calls
+def per_call_ns(timer, calls):
+    return timer.timeit(calls) / calls * 1e9
 
 
-def interleaved_ratio(fn, baseline, repeat, calls=2000):
-    """Median of fn's time over the median of baseline's, samples interleaved."""
-    fn(), baseline()
-    ours, theirs = [], []
+def interleaved_ratio(statement, baseline, names, repeat, calls=2000):
+    """Median time of `statement` over the median of `baseline`'s (Python
+    source, timed inline by timeit, so no wrapper call is counted), samples
+    interleaved."""
+    ours, theirs = timeit.Timer(statement, globals=names), timeit.Timer(baseline, globals=names)
+    ours.timeit(10), theirs.timeit(10)
+    mine, base = [], []
     for _ in range(repeat):
-        ours.append(per_call_ns(fn, calls))
-        theirs.append(per_call_ns(baseline, calls))
-    return float(np.median(ours)) / float(np.median(theirs)), float(np.median(ours)), float(np.median(theirs))
+        mine.append(per_call_ns(ours, calls))
+        base.append(per_call_ns(theirs, calls))
+    return float(np.median(mine)) / float(np.median(base)), float(np.median(mine)), float(np.median(base))
+
+
+def _clip_ufunc():
+    from numpy._core import umath  # np.clip is a Python function over this ufunc
+    return umath.clip
 
 
 def main():
@@ -58,31 +63,36 @@ def main():
     g = rng.standard_normal(args.size).astype(dtype)
     y = np.empty_like(x)
 
-    def negative():
-        np.negative(x, out=y)
-
-    def add():
-        np.add(g, x, out=y)
-
+    negative, add = "np.negative(x, out=y)", "np.add(g, x, out=y)"
     print(f"{fa.isa()}, {args.size} {dtype} elements, 1 thread; time per call over np.negative(x, out=y)'s"
           " (backward: over np.add(g, x, out=y)'s); median of interleaved samples")
-    print(f"np.negative(x, out=y): {interleaved_ratio(negative, negative, 9)[1]:.0f} ns per call")
-    print("| function | fa.f(x) | fa.f(x, out=y) | ufuncs.f(x, out=y) | fa.f_backward(g, x, out=y) |")
-    print("|---|---:|---:|---:|---:|")
+    names = {"np": np, "x": x, "g": g, "y": y, "clip": np.clip if isinstance(np.clip, np.ufunc) else _clip_ufunc()}
+    # a ufunc taking parameters as operands pays NumPy's conversion of Python
+    # floats: its peer is NumPy's ufunc with as many float operands
+    with_scalars = {1: "np.add(x, 1.0, out=y)", 2: "clip(x, -1.0, 1.0, out=y)"}
+    print(f"np.negative(x, out=y): {interleaved_ratio(negative, negative, names, 9)[1]:.0f} ns per call")
+    print("| function | fa.f(x) | fa.f(x, out=y) | ufuncs.f(x, out=y) | fa.f_backward(g, x, out=y) |"
+          " ufuncs.f over NumPy's ufunc with as many float operands |")
+    print("|---|---:|---:|---:|---:|---:|")
     worst = {"call": 0.0, "ufunc": 0.0}
     for name, act in ACTIVATIONS.items():
-        forward, backward = unwrapped(act.forward), unwrapped(act.backward)
-        ufunc, params = getattr(fa.ufuncs, act.ufunc_name("forward")), act.params  # the ufuncs take parameters as inputs
+        (forward, keywords), (backward, _) = unwrapped(act.forward), unwrapped(act.backward)
+        names.update(f=forward, b=backward, u=getattr(fa.ufuncs, act.ufunc_name("forward")))
+        params = "".join(f", {p!r}" for p in act.params)  # the ufuncs take the parameters as inputs
         cells = [
-            interleaved_ratio(lambda: forward(x), negative, args.repeat)[0],
-            interleaved_ratio(lambda: forward(x, out=y), negative, args.repeat)[0],
-            interleaved_ratio(lambda: ufunc(x, *params, out=y), negative, args.repeat)[0],
-            interleaved_ratio(lambda: backward(g, x, out=y), add, args.repeat)[0],
+            interleaved_ratio(f"f(x{keywords})", negative, names, args.repeat)[0],
+            interleaved_ratio(f"f(x, out=y{keywords})", negative, names, args.repeat)[0],
+            interleaved_ratio(f"u(x{params}, out=y)", negative, names, args.repeat)[0],
+            interleaved_ratio(f"b(g, x, out=y{keywords})", add, names, args.repeat)[0],
         ]
+        if act.params:
+            cells.append(interleaved_ratio(f"u(x{params}, out=y)", with_scalars[len(act.params)], names,
+                                           args.repeat)[0])
         worst["call"] = max(worst["call"], cells[0], cells[1], cells[3])
-        worst["ufunc"] = max(worst["ufunc"], cells[2])
-        print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + " |", flush=True)
-    print(f"worst: public calls {worst['call']:.2f}×, ufunc objects {worst['ufunc']:.2f}×")
+        worst["ufunc"] = max(worst["ufunc"], cells[-1] if act.params else cells[2])
+        print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + (" |" if act.params else " | |"), flush=True)
+    print(f"worst: public calls {worst['call']:.2f}× np.negative; ufunc objects {worst['ufunc']:.2f}× (those"
+          " with parameters: over NumPy's ufunc with as many float operands)")
 
 
 if __name__ == "__main__":
