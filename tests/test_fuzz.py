@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 import fastact as fa
 from conftest import TESTABLE_ISAS, forced_isa, forced_threads
 from fastact import ufuncs
+from fastact._manifest import TIERS
 
 # As in test_hypothesis.py: on a failure hypothesis imports libcst, whose
 # DeprecationWarning filterwarnings=error would turn into an INTERNALERROR.
@@ -240,7 +241,10 @@ def shapes(draw, max_dims=3, long_side=70, big=True):
 
 def _threshold_api(ufunc):
     """The op whose per-thread minimum fastact._ext lets tests lower, or None."""
-    ext, op = fa._ext, ufunc.__name__.removesuffix("_fast").removesuffix("_backward")
+    ext, op = fa._ext, ufunc.__name__
+    for tier in TIERS:  # gelu_backward_accurate: gelu
+        op = op.removesuffix(f"_{tier}")
+    op = op.removesuffix("_backward")
     usable = all(hasattr(ext, a) for a in ("OPS", "thread_threshold", "set_thread_threshold"))
     return op if usable and op in ext.OPS else None
 
