@@ -349,7 +349,7 @@ def pxi(m):
                              f"{pyx_str(ufunc_doc(m, op, direction, tier))})")
                 ufunc_names.append(name)
                 if tier == op.default_tier:  # the loop data of each tier (TIERS order), for the direct call
-                    spec = f"_s_{name}"
+                    spec = spec_array(m, op, direction)
                     lines.append(f"cdef const void *{spec}[{len(m.TIERS)}]")
                     for t, each in enumerate(m.TIERS):
                         kernel_tier = m.TIERS.index(each if each in op.tiers else op.default_tier)

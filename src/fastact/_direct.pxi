@@ -129,10 +129,10 @@ cdef inline double _param(str function, str name, object value, str check) excep
     cdef double v
     if type(value) is float:
         v = <double>value
-        if check is "finite":
+        if check == "finite":
             if v == v and -_INF < v < _INF:
                 return v
-        elif check is "positive":
+        elif check == "positive":
             if 0 < v < _INF:
                 return v
         elif v > 0:  # positive_or_inf
