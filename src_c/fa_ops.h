@@ -8,7 +8,7 @@
 #define FA_LANE_OPS(X) X(gelu, GELU) X(gelu_tanh, GELU_TANH) X(silu, SILU) X(sigmoid, SIGMOID)
 /* ... kernels_family.inc (smooth, both tiers) */
 #define FA_FAMILY_OPS(X) X(tanh, TANH) X(softplus, SOFTPLUS) X(log_sigmoid, LOG_SIGMOID) X(mish, MISH) X(elu, ELU) X(selu, SELU) X(celu, CELU)
-/* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */
+/* ... kernels_piecewise.inc (exact; and derivatives from the output) */
 #define FA_PIECEWISE_OPS(X) X(leaky_relu, LEAKY_RELU) X(relu6, RELU6) X(hardtanh, HARDTANH) X(hardsigmoid, HARDSIGMOID) X(hardswish, HARDSWISH)
 #define FA_FROM_OUTPUT_OPS(X) X(sigmoid_backward_from_output, SIGMOID_BACKWARD_FROM_OUTPUT) X(tanh_backward_from_output, TANH_BACKWARD_FROM_OUTPUT)
 /* ... kernels_fused.inc: X(name, NAME, activation, index of the gate input), and
@@ -143,13 +143,21 @@
     [FA_HARDTANH][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardtanh_bwd_f32), \
     [FA_HARDTANH][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardtanh_bwd_f64), \
     [FA_HARDSIGMOID][FA_FWD][FA_KF32][FA_ACCURATE] = K(hardsigmoid_fwd_f32), \
+    [FA_HARDSIGMOID][FA_FWD][FA_KF32][FA_FAST] = K(hardsigmoid_fwd_f32_fast), \
     [FA_HARDSIGMOID][FA_FWD][FA_KF64][FA_ACCURATE] = K(hardsigmoid_fwd_f64), \
+    [FA_HARDSIGMOID][FA_FWD][FA_KF64][FA_FAST] = K(hardsigmoid_fwd_f64_fast), \
     [FA_HARDSIGMOID][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardsigmoid_bwd_f32), \
+    [FA_HARDSIGMOID][FA_BWD][FA_KF32][FA_FAST] = K(hardsigmoid_bwd_f32_fast), \
     [FA_HARDSIGMOID][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardsigmoid_bwd_f64), \
+    [FA_HARDSIGMOID][FA_BWD][FA_KF64][FA_FAST] = K(hardsigmoid_bwd_f64_fast), \
     [FA_HARDSWISH][FA_FWD][FA_KF32][FA_ACCURATE] = K(hardswish_fwd_f32), \
+    [FA_HARDSWISH][FA_FWD][FA_KF32][FA_FAST] = K(hardswish_fwd_f32_fast), \
     [FA_HARDSWISH][FA_FWD][FA_KF64][FA_ACCURATE] = K(hardswish_fwd_f64), \
+    [FA_HARDSWISH][FA_FWD][FA_KF64][FA_FAST] = K(hardswish_fwd_f64_fast), \
     [FA_HARDSWISH][FA_BWD][FA_KF32][FA_ACCURATE] = K(hardswish_bwd_f32), \
+    [FA_HARDSWISH][FA_BWD][FA_KF32][FA_FAST] = K(hardswish_bwd_f32_fast), \
     [FA_HARDSWISH][FA_BWD][FA_KF64][FA_ACCURATE] = K(hardswish_bwd_f64), \
+    [FA_HARDSWISH][FA_BWD][FA_KF64][FA_FAST] = K(hardswish_bwd_f64_fast), \
     [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f32), \
     [FA_SIGMOID_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF64][FA_ACCURATE] = K(sigmoid_backward_from_output_fwd_f64), \
     [FA_TANH_BACKWARD_FROM_OUTPUT][FA_FWD][FA_KF32][FA_ACCURATE] = K(tanh_backward_from_output_fwd_f32), \

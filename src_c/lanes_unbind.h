@@ -63,6 +63,8 @@
 #undef FA_L_SQRT2
 #undef FA_L_LN2_DD_HI
 #undef FA_L_LN2_DD_LO
+#undef FA_L_SIXTH_HI
+#undef FA_L_SIXTH_LO
 #undef FA_L_LOG_ATANH
 #undef FA_L_LOG_ATANH_DEGREE
 #undef FA_L_SELU_SCALE

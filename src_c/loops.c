@@ -854,6 +854,14 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     const fa_loop_spec *spec = data;
     if (run_small(dtype_index, args, dims[0], steps, spec)) return;
     const fa_dtype *dtype = &dtypes[dtype_index];
+    /* 16-bit data of the piecewise functions: their exact 16-bit routes, as
+     * cheap as any, serve both tiers */
+    fa_loop_spec accurate;
+    if (dtype->half && rounds_params[spec->op] && spec->tier != FA_ACCURATE) {
+        accurate = *spec;
+        accurate.tier = FA_ACCURATE;
+        spec = &accurate;
+    }
     const fa_kernels *kernels = fa_kernels_current();
     double params[FA_MAX_PARAMS], wide_params[FA_MAX_PARAMS];
     int round_params = dtype->half && rounds_params[spec->op];
@@ -866,7 +874,7 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */
         fa_kernel fast = kernels->kernel[spec->op][FA_FWD][FA_KF32][FA_FAST];
-        if (spec->direction == FA_FWD && fast && !spec->nparams) {
+        if (spec->direction == FA_FWD && fast && !spec->nparams && !rounds_params[spec->op]) {
             job.kernel = fast;
             job.window = FA_NEAR_TIE_WINDOW;
         }

@@ -396,12 +396,12 @@ def test_backward_at_infinities_is_grad_times_limit(a, dtype):
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is NaN and rightly flags 'invalid'
         got = a.backward(g, x)
         # g times the limit: rounded once, or the limit first rounded to the dtype (as
-        # leaky_relu's slope is, and the fast tier's constants); the exact functions
-        # select g or 0 where the slope is 1 or 0
+        # leaky_relu's slope is, and the fast tier's constants); the piecewise functions
+        # select g or 0 where the slope is 1 or 0, in either tier
         kernel = np.float32 if dtype == np.float16 else dtype  # what float16 is computed in
         once = (g.astype(np.float64) * limit).astype(dtype)
         twice = (g.astype(kernel) * limit.astype(kernel)).astype(dtype)
-        if a.exact:
+        if a.op.exact:
             once = twice = np.where(limit == 1, g, np.where(limit == 0, 0, twice)).astype(dtype)
     ok = (got == once) | (got == twice) | (np.isnan(got) & np.isnan(once))
     assert ok.all(), f"x={x}\ng={g}\ngot={got}\nwant={once} or {twice}"

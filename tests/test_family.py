@@ -240,11 +240,45 @@ def _hard_inputs(dtype, n):
 def test_hard_functions_are_correctly_rounded(isa, name, dtype):
     x = _hard_inputs(dtype, 4000)
     g = np.random.default_rng(3).uniform(-4, 4, x.size).astype(dtype)
-    got, grad = getattr(fa, name)(x), getattr(fa, f"{name}_backward")(g, x)
+    got = getattr(fa, name)(x, precision="accurate")
+    grad = getattr(fa, f"{name}_backward")(g, x, precision="accurate")
     for i in range(x.size):
         f, d = _exact(name, float(x[i]), float(g[i]))
         assert got[i] == _round(f, dtype), f"{name}({x[i]!r}) = {got[i]!r}, want {_round(f, dtype)!r}"
         assert grad[i] == _round(d, dtype), f"{name}_backward({g[i]!r}, {x[i]!r}) = {grad[i]!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["hardsigmoid", "hardswish"])
+def test_hard_functions_fast_tier_rounds_as_pytorch(isa, name, dtype):
+    """The default tier rounds each step of PyTorch's formula in the data's
+    precision, the division by 6 included; only near a rounding tie of that
+    division, or where a product is subnormal (rounded twice there, in another
+    order), may it land on the other neighbour."""
+    x = _hard_inputs(dtype, 4000)
+    g = np.random.default_rng(3).uniform(-4, 4, x.size).astype(dtype)
+    s = np.clip(x + dtype(3), 0, 6)
+    with np.errstate(under="ignore"):
+        if name == "hardsigmoid":
+            want, want_grad = s / dtype(6), np.where((x > -3) & (x < 3), g / dtype(6), 0).astype(dtype)
+        else:
+            inside = np.abs(x) < 3
+            want = np.where(x > 3, x, np.copysign(np.clip(x, -3, 3) * s / dtype(6), x))
+            d = g * ((dtype(2) * np.where(inside, x, 0) + dtype(3)) / dtype(6))
+            want_grad = np.where(x <= -3, 0, np.where(x >= 3, g, d)).astype(dtype)
+        got, grad = getattr(fa, name)(x), getattr(fa, f"{name}_backward")(g, x)
+    for have, expected in ((got, want), (grad, want_grad)):
+        apart = np.abs(have.astype(np.float64) - expected) / np.spacing(np.abs(expected).astype(dtype))
+        normal = np.abs(expected) >= np.finfo(dtype).tiny
+        assert apart.max() <= 1 and np.mean(have[normal] == expected[normal]) > 0.999, (name, apart.max())
+    # and within the tier's bounds of the exact values (float64 here; float32: the sweep)
+    op = OPS_BY_NAME[name]
+    for i in range(0, x.size, 3):
+        f, d = _exact(name, float(x[i]), float(g[i]))
+        for have, value, scale, bound in ((got[i], f, abs(f), op.bound("fast", "fwd")),
+                                          (grad[i], d, abs(g[i]) * getattr(ref, f"{name}_backward_scale")(float(x[i])), op.bound("fast", "bwd"))):
+            unit = max(float(np.spacing(dtype(abs(float(scale))))), float(np.finfo(dtype).smallest_subnormal))
+            assert abs(Fraction(float(have)) - value) <= Fraction(bound) * Fraction(unit), (name, x[i], g[i], have)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -263,7 +297,7 @@ def test_hard_backwards_are_correctly_rounded_for_gradients_of_any_size(isa, nam
     x = _hard_inputs(dtype, 800)[: g.size]
     x = np.resize(x, g.size)
     with np.errstate(over="ignore", under="ignore"):
-        grad = getattr(fa, f"{name}_backward")(g, x)
+        grad = getattr(fa, f"{name}_backward")(g, x, precision="accurate")
     for i in range(g.size):
         _, d = _exact(name, float(x[i]), float(g[i]))
         want = _round(d, dtype) if abs(d) <= Fraction(float(finfo.max)) else None
@@ -279,8 +313,9 @@ def test_hardswish_subnormal_ties_go_to_the_next_term(isa, dtype):
     x²/6 term decides: up for x > 0, towards 0 for x < 0."""
     tiny = np.finfo(dtype).smallest_subnormal
     x = np.array([tiny, 3 * tiny, -tiny, -3 * tiny], dtype=dtype)
-    np.testing.assert_array_equal(fa.hardswish(x), np.array([tiny, 2 * tiny, -0.0, -tiny], dtype=dtype))
-    assert np.signbit(fa.hardswish(x)[2])
+    got = fa.hardswish(x, precision="accurate")
+    np.testing.assert_array_equal(got, np.array([tiny, 2 * tiny, -0.0, -tiny], dtype=dtype))
+    assert np.signbit(got[2])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

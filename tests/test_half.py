@@ -111,12 +111,12 @@ def reference(variant, half):
     with np.errstate(all="ignore"):
         forward = variant.ref_forward(wide)
         backward = variant.ref_backward(np.ones_like(wide), wide)
-        scale = np.abs(forward) if variant.exact else variant.ref_backward_scale(wide)
+        scale = np.abs(forward) if variant.op.exact else variant.ref_backward_scale(wide)
     return x, forward, backward, scale
 
 
 def bounds(variant):
-    if variant.exact:
+    if variant.op.exact:  # the piecewise functions' 16-bit routes: exact in either tier
         return EXACT_FLOAT32_ULP, EXACT_FLOAT32_ULP
     return variant.forward_ulp, variant.backward_ulp
 
@@ -136,12 +136,12 @@ def test_every_value(isa, variant, half, reference, direction):
         else:
             got = variant.backward(np.ones_like(x), x)
             check(f"{variant.key}_backward {half} [{isa}]", x, got, backward,
-                  np.abs(backward) if variant.exact else scale, bwd_ulps, half)
+                  np.abs(backward) if variant.op.exact else scale, bwd_ulps, half)
 
 
 # smooth functions without parameters: their 16-bit forward results are
 # correctly rounded (the others are held to the bound above)
-SMOOTH = [key for key, v in VARIANTS.items() if not v.exact and not v.op.params and "fast" in v.op.tiers]
+SMOOTH = [key for key, v in VARIANTS.items() if not v.op.exact and not v.op.params and "fast" in v.op.tiers]
 
 
 # exact values where float64 is not enough (see below), from mpmath
@@ -196,7 +196,7 @@ def test_backward_scales_grad_output(isa, variant, half, reference):
     wide_g = widen(g)
     with np.errstate(all="ignore"):
         expected = variant.ref_backward(wide_g, widen(x))
-        scale_g = np.abs(expected) if variant.exact else np.abs(wide_g) * scale
+        scale_g = np.abs(expected) if variant.op.exact else np.abs(wide_g) * scale
     with quiet():
         got = variant.backward(g, x)
     _, bwd_ulps = bounds(variant)
@@ -304,7 +304,7 @@ def test_tables_give_the_computed_bits(variant, half):
 
 # the smooth functions' backward: g times the float32 derivative at g = 1,
 # which a table of all 65536 x can hold
-DERIVED = [key for key, v in VARIANTS.items() if not v.exact]
+DERIVED = [key for key, v in VARIANTS.items() if not v.op.exact]
 
 
 @pytest.mark.parametrize("variant", DERIVED, indirect=True)
@@ -817,7 +817,7 @@ def round_once(v, name):
     return bits.astype(np.uint32).view(np.float32).astype(HALF_TYPES[name][0])
 
 
-EXACT = [key for key, v in VARIANTS.items() if v.exact]
+EXACT = [key for key, v in VARIANTS.items() if v.op.exact]  # exact in 16 bits, either tier
 
 
 def exact_rational(key, direction, x, g):
@@ -858,7 +858,7 @@ def test_exact_functions_are_rounded_once(isa, variant, half):
             # needs more bits, as hardswish's x/2 + x^2/6 for bfloat16's subnormal x;
             # the rational value decides
             for i in np.flatnonzero(undecided):
-                side = exact_rational(variant.key, what, x[i], g[i]) - Fraction(float(exact[i]))
+                side = exact_rational(variant.name, what, x[i], g[i]) - Fraction(float(exact[i]))
                 if side != 0:
                     expected[i] = exact[i] + (1 if side > 0 else -1) * 0.5 * spacing(exact[i:i + 1], bits, emin)[0]
         wrong = ~(np.isnan(expected) & np.isnan(got)) & (got != expected)

@@ -64,7 +64,7 @@ def measure(variant, direction, dtype, bits, emin):
         # float64 exactly on a tie cannot say which neighbour is right (tests/test_half_ties.py
         # asks mpmath); an exact function's ties away from 0 are true ties
         on_tie = np.abs(ref) / spacing(ref, bits, emin) % 1 == 0.5
-        undecided = on_tie & (~variant.exact | (np.abs(wide) < 2.0**-30))
+        undecided = on_tie & (~variant.op.exact | (np.abs(wide) < 2.0**-30))
     wrong = finite & ~undecided & (got64 != rounded)
     return float(err.max()), int(wrong.sum()), int(finite.sum())
 

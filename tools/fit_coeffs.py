@@ -342,8 +342,9 @@ def constants():
     ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
     out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),
             ("FA_LOG2EF", to_float32(1 / mp.log(2)), "f")]
-    # ln 2, sqrt(2) for log1p; SELU's constants (PyTorch's), scale * alpha as hi + lo
-    for name, value in (("FA_LN2", mp.log(2)),):
+    # ln 2, sqrt(2) for log1p; 1/6 for the fast tier's hardsigmoid and hardswish (a division
+    # by 6 as two products); SELU's constants (PyTorch's), scale * alpha as hi + lo
+    for name, value in (("FA_LN2", mp.log(2)), ("FA_SIXTH", mp.mpf(1) / 6)):
         hi, lo = double_double(value)
         out += [(name + "_DD_HI", hi), (name + "_DD_LO", lo)]
         out += [(name + "F_DD_HI", to_float32(value), "f"), (name + "F_DD_LO", to_float32(value - mp.mpf(to_float32(value))), "f")]

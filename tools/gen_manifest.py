@@ -96,7 +96,7 @@ def c_header(m):
         f"#define FA_LANE_OPS(X) {ops_of('lanes')}",
         "/* ... kernels_family.inc (smooth, both tiers) */",
         f"#define FA_FAMILY_OPS(X) {ops_of('family')}",
-        "/* ... kernels_piecewise.inc (exact, one tier; and derivatives from the output) */",
+        "/* ... kernels_piecewise.inc (exact; and derivatives from the output) */",
         f"#define FA_PIECEWISE_OPS(X) {ops_of('piecewise')}",
         f"#define FA_FROM_OUTPUT_OPS(X) {ops_of('from_output')}",
         "/* ... kernels_fused.inc: X(name, NAME, activation, index of the gate input), and",
@@ -144,7 +144,7 @@ def ufunc_name(m, op, direction, tier):
 
 
 def bound_text(m, op, tier, direction):
-    if op.exact:
+    if op.exact_in(tier):
         return "exact"
     bound = op.bound(tier, direction)
     return f"within {bound:g} ULP" + ("" if direction == "fwd" else " of the derivative's largest term")
@@ -153,7 +153,7 @@ def bound_text(m, op, tier, direction):
 def ufunc_doc(m, op, direction, tier):
     names = op.inputs if direction == "fwd" else op.backward_inputs
     text = op.doc if direction == "fwd" else op.backward_doc
-    if not op.exact:
+    if not all(op.exact_in(t) for t in op.tiers):
         text += f"\n\n{tier.capitalize()} tier: {bound_text(m, op, tier, direction)}."
     names = tuple(names) + tuple(p.name for p in op.params)
     if op.params:
@@ -224,7 +224,7 @@ def function_doc(m, name, ops, direction, public=None):
     if head.params:
         lines += [""] + [f"{p.name} (default {p.default!r}): {p.doc}." for p in head.params]
     ordered = sorted(head.tiers, key=lambda tier: tier != head.default_tier)  # the default first
-    if head.exact:
+    if all(head.exact_in(tier) for tier in head.tiers):
         accuracy = "Accuracy: exact, in every precision tier."
     else:
         accuracy = "Accuracy (float32 and float64): " + "; ".join(

@@ -123,7 +123,9 @@ class Op:
     ordered: Tuple[str, ...] = ()     # parameters that must not decrease in this order
     aliases: Tuple[str, ...] = ()     # other public names of the same function (torch's spelling)
     has_backward: bool = True         # False: a derivative itself (sigmoid_backward_from_output)
-    exact: bool = False               # bit-exact (piecewise linear)
+    exact: bool = False               # bit-exact (piecewise linear): every tier, or the accurate one
+                                      # where the op has a fast tier too (exact_in)
+    fast_ulp: Tuple[float, float] = (FAST_FORWARD_ULP, FAST_BACKWARD_ULP)  # the fast tier's bounds
     # "elementwise": one array in (and grad_output, x back); "gated": act(gate)·up
     # (kernels_fused.inc); "bias": act(x + bias) (kernels_fused.inc)
     kind: str = "elementwise"
@@ -152,13 +154,18 @@ class Op:
     def public(self):
         return self.form.function if self.form else self.name
 
+    def exact_in(self, tier):
+        """Whether the op's `tier` kernels are bit-exact: an exact op's one tier, or its
+        accurate tier beside a fast one (hardswish's PyTorch-like products)."""
+        return self.exact and (len(self.tiers) == 1 or tier == "accurate")
+
     def bound(self, tier, direction):
         """The accuracy bound of this op's `tier` kernels in `direction` ("fwd"/"bwd")."""
-        if self.exact:
+        if self.exact_in(tier):
             return 0.0
         if tier == "accurate":
             return self.forward_ulp if direction == "fwd" else self.backward_ulp
-        return FAST_FORWARD_ULP if direction == "fwd" else FAST_BACKWARD_ULP
+        return self.fast_ulp[0] if direction == "fwd" else self.fast_ulp[1]
 
 
 # ns_per_element: a forward call's cost per element on one core of a 2-core AMD
@@ -309,24 +316,24 @@ OPS = (
        ordered=("min_val", "max_val"),
        limits=(-1.0, 0.0, 1.0, 0.0, 0.0),
        torch=("F.hardtanh(x)", "aten.hardtanh_backward(g, x, -1.0, 1.0)")),
+    # hardsigmoid and hardswish: correctly rounded in the accurate tier; the
+    # fast tier rounds each step of PyTorch's formula, as PyTorch does
     Op("hardsigmoid",
-       doc="min(max(x + 3, 0), 6)/6, correctly rounded. 0 at -inf, 1 at +inf, NaN gives NaN. "
-           "Exact.",
+       doc="min(max(x + 3, 0), 6)/6. 0 at -inf, 1 at +inf, NaN gives NaN.",
        backward_doc="grad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both "
-                    "kinks), correctly rounded; NaN where x is NaN. Exact.",
+                    "kinks), correctly rounded in both tiers; NaN where x is NaN.",
        algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
-       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       exact=True, forward_ulp=0, backward_ulp=0, fast_ulp=(1.5, 0.5),
        limits=(0.0, 0.5, 1.0, 0.0, 0.0),
        torch=("F.hardsigmoid(x)", "aten.hardsigmoid_backward(g, x)")),
     Op("hardswish",
        forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,  # x/2 + x²/6
-       doc="x·min(max(x + 3, 0), 6)/6, correctly rounded: 0 for x <= -3 (-0.0 for negative "
-           "x, -inf included), x for x >= 3. NaN gives NaN. Exact.",
+       doc="x·min(max(x + 3, 0), 6)/6: 0 for x <= -3 (-0.0 for negative x, -inf included), "
+           "x for x >= 3. NaN gives NaN.",
        backward_doc="0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for "
-                    "x >= 3 (PyTorch's sides at the kinks), correctly rounded; NaN where x is "
-                    "NaN. Exact.",
+                    "x >= 3 (PyTorch's sides at the kinks); NaN where x is NaN.",
        algorithm="piecewise", cost="memory", ns_per_element=(0.3, 0.5),
-       exact=True, forward_ulp=0, backward_ulp=0, tiers=("accurate",),
+       exact=True, forward_ulp=0, backward_ulp=0, fast_ulp=(2.0, 2.0),
        limits=(-0.0, 0.0, float("inf"), 0.0, 1.0),
        torch=("F.hardswish(x)", "aten.hardswish_backward(g, x)")),
     # ---- derivatives from the forward's output, as PyTorch's backward ops take them

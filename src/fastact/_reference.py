@@ -331,6 +331,12 @@ def hardsigmoid_backward(grad_output, x):
     return np.where(np.isnan(x), x, np.where((x > -3) & (x < 3), g / 6, 0.0))
 
 
+def hardsigmoid_backward_scale(x):
+    """hardsigmoid'(x): 1/6 inside (-3, 3), 0 outside."""
+    (x,) = _f64(x)
+    return np.where((x > -3) & (x < 3), 1 / 6, 0.0)
+
+
 def hardswish(x):
     (x,) = _f64(x)
     inside = np.clip(x, -3, 3)
@@ -342,6 +348,13 @@ def hardswish_backward(grad_output, x):
     g, x = _f64(grad_output, x)
     inside = g * (2 * np.clip(x, -3, 3) + 3) / 6  # clipped: no inf·0 where x is selected away
     return np.where(np.isnan(x), x, np.where(x <= -3, 0.0, np.where(x >= 3, g, inside)))
+
+
+def hardswish_backward_scale(x):
+    """|g(x)| + |x·g'(x)| for hardswish = x·g(x), g = hardsigmoid: (x + 3)/6 + |x|/6
+    inside (-3, 3); 0 and 1 outside."""
+    (x,) = _f64(x)
+    return np.where(x <= -3, 0.0, np.where(x >= 3, 1.0, (x + 3 + np.abs(x)) / 6))
 
 
 def sigmoid_backward_from_output(grad_output, output):

@@ -46,7 +46,7 @@ class Activation:
 
     @property
     def exact(self):
-        return self.op.exact
+        return self.op.exact_in(self.tier)
 
     @property
     def forward_ulp(self):
@@ -67,7 +67,7 @@ def _activation(op, tier):
         forward, backward = partial(forward, **keywords), partial(backward, **keywords)
     return Activation(op.name, op, tier, forward, backward, getattr(ref, op.name),
                       getattr(ref, op.name + "_backward"),
-                      None if op.exact else getattr(ref, op.name + "_backward_scale"))
+                      None if op.exact_in(tier) else getattr(ref, op.name + "_backward_scale"))
 
 
 # the default tier of every elementwise activation (one array in, with a backward), by op name
