@@ -375,7 +375,7 @@ def accuracy_rows(functions):
             scale = act.ref_backward_scale(x64)
         for tier in sorted(act.op.tiers, key=lambda t: t != act.tier):  # the default first
             v = VARIANTS[act.key if tier == act.tier else f"{name}_{tier}"]
-            rows.append({"function": name, "precision": tier,
+            rows.append({"function": name, "precision": tier, "exact": v.exact,  # correctly rounded
                          "forward": ulps(v.forward(x), fwd, fwd), "forward_bound": v.forward_ulp,
                          "backward": ulps(v.backward(ones32, x), bwd, scale), "backward_bound": v.backward_ulp})
     return rows
@@ -385,8 +385,9 @@ def accuracy_table(rows):
     lines = ["| function | precision | forward: worst ULP (bound) | backward: worst ULP of largest term "
              "(bound) |", "|---|---|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['function']} | {r['precision']} | {r['forward']:.3f} ({r['forward_bound']:g}) "
-                     f"| {r['backward']:.3f} ({r['backward_bound']:g}) |")
+        bounds = [("correctly rounded" if r.get("exact") else f"{r[d + '_bound']:g}") for d in ("forward", "backward")]
+        lines.append(f"| {r['function']} | {r['precision']} | {r['forward']:.3f} ({bounds[0]}) "
+                     f"| {r['backward']:.3f} ({bounds[1]}) |")
     return "\n".join(lines)
 
 
