@@ -30,6 +30,7 @@
 #define v_select vf_select
 #define v_pow2 vf_pow2
 #define v_scale_1p vf_scale_1p
+#define v_scale vf_scale
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f
@@ -72,6 +73,9 @@
 #define FA_L_GELU_G_FAST FA_GELU_GF_FAST
 #define FA_L_GELU_G_FAST_MID FA_GELU_GF_FAST_MID
 #define FA_L_GELU_G_FAST_DEGREE FA_GELU_GF_FAST_DEGREE
+#define FA_L_GELU_H_FAST FA_GELU_HF_FAST
+#define FA_L_GELU_H_FAST_MID FA_GELU_HF_FAST_MID
+#define FA_L_GELU_H_FAST_DEGREE FA_GELU_HF_FAST_DEGREE
 #elif defined(FA_LANES_DOUBLE)
 #define V vd
 #define M md

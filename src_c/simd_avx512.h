@@ -115,4 +115,7 @@ static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_b
 static inline vd vd_scale_1p(vd q, vd k) { return _mm512_scalef_pd(_mm512_add_pd(_mm512_set1_pd(1.0), q), k); }
 static inline vf vf_scale_1p(vf q, vf k) { return _mm512_scalef_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), q), k); }
 
+/* v 2^k for integer-valued k, exact where the result is normal (or k = 0) */
+static inline vf vf_scale(vf v, vf k) { return _mm512_scalef_ps(v, k); }
+
 #endif

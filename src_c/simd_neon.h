@@ -178,4 +178,7 @@ static inline vf vf_scale_1p(vf q, vf k) {
     return vf_fma(q, s, s);
 }
 
+/* v 2^k for integer-valued k, exact where the result is normal (or k = 0) */
+static inline vf vf_scale(vf v, vf k) { return vf_mul(v, vf_pow2(k)); }
+
 #endif

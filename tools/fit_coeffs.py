@@ -130,6 +130,13 @@ GELU_G = {
 # binades of a, so degree 8 (a plain Horner chain) holds 2^-24.
 GELU_G_FAST_F = {"offset": 1.0, "degree": 8, "rounded": to_float32}
 
+# The fast tier's float forward fits H(a) = a G(a) = a exp(a^2/2) Phi(-a) itself on
+# the same 8 intervals, so that N = a Phi(-a) = H exp(-a^2/2) is H (1 + q) 2^-k,
+# rounded once (exp(-r) = 1 + q). H(0) = 0: on the first interval v = a (mid 0)
+# and c0 = 0, the rest G's fit of one degree less, so that H keeps its relative
+# accuracy down to the subnormals; elsewhere v = a - mid is exact.
+GELU_H_FAST_F = {"offset": 1.0, "degree": 6, "rounded": to_float32}
+
 
 def half_binades(offset, count):
     """The intervals of a whose a + offset lie in `count` successive half-binades from offset."""
@@ -160,6 +167,35 @@ def gelu_g_tables(intervals, degree, rounded):
     while len(mids) < 8:
         mids.append(mids[-1]), c0_los.append(c0_los[-1]), rows.append(rows[-1])
     return mids, c0_los, rows, worst
+
+
+def gelu_h(a):
+    """H(a) = a G(a) = a exp(a^2/2) Phi(-a)."""
+    return a * gelu_g(a)
+
+
+def gelu_h_tables(intervals, degree, rounded):
+    """(mids, coefficient rows, worst relative error of the rounded fits) of H
+    on each interval; the first with mid 0 and c0 = 0 (G of degree - 1 times v)."""
+    mids, rows, worst = [], [], mp.mpf(0)
+    for n, (lo, hi) in enumerate(intervals):
+        if n == 0:
+            assert lo == 0
+            c, _ = fit_sequential(gelu_g, 0, hi, degree - 1, rounded)
+            worst = max(worst, max_rel_error(gelu_g, c, 0, hi, points=400))
+            mids.append(0.0)
+            rows.append([0.0] + c)
+            continue
+        mid = rounded(mp.mpf(lo + hi) / 2)
+        h = lambda v, mid=mid: gelu_h(v + mid)  # noqa: E731
+        c, _ = fit_sequential(h, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
+        worst = max(worst, max_rel_error(h, c, lo - mid, hi - mid, points=400))
+        assert mid / 2 <= lo, "v = a - mid must be exact"
+        mids.append(mid)
+        rows.append(c)
+    while len(mids) < 8:
+        mids.append(mids[-1]), rows.append(rows[-1])
+    return mids, rows, worst
 
 
 def horner_exact(coeffs, v, c0_lo=0.0):
@@ -418,6 +454,21 @@ def render():
     lines.append(f"static const float {name}[{degree + 1}][8] = {{")
     for j in range(degree + 1):
         lines.append(f"    {{{row([r[j] for r in rows])}}},")  # c0's low part: below the fast tier's notice
+    lines.append("};")
+    lines.append("")
+    offset, degree, rounded = GELU_H_FAST_F["offset"], GELU_H_FAST_F["degree"], GELU_H_FAST_F["rounded"]
+    intervals = half_binades(offset, 8)
+    mids, rows, worst = gelu_h_tables(intervals, degree, rounded)
+    name = "FA_GELU_HF_FAST"
+    lines.append(f"/* fast tier forward: H(a) = a G(a) on the same intervals, degree {degree} in")
+    lines.append(" * v = a - mid (mid 0 and c0 = 0 on the first), float, plain Horner; indexed")
+    lines.append(" * as FA_GELU_GF_FAST. Max relative error of the rounded fits (c0's rounding")
+    lines.append(f" * included) {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"static const float {name}_MID[8] = {{{row(mids)}}};")
+    lines.append(f"static const float {name}[{degree + 1}][8] = {{")
+    for j in range(degree + 1):
+        lines.append(f"    {{{row([r[j] for r in rows])}}},")
     lines.append("};")
     lines.append("")
     lines.append("#endif")
