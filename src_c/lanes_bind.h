@@ -30,7 +30,9 @@
 #define v_select vf_select
 #define v_pow2 vf_pow2
 #define v_scale_1p vf_scale_1p
-#define v_scale vf_scale
+#define v_half_binade_bits vf_half_binade_bits
+#define v_lookup8_wrap vf_lookup8_wrap
+#define v_scale_shifted vf_scale_shifted
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f

@@ -28,7 +28,9 @@
 #undef v_select
 #undef v_pow2
 #undef v_scale_1p
-#undef v_scale
+#undef v_half_binade_bits
+#undef v_lookup8_wrap
+#undef v_scale_shifted
 #undef m_or
 #undef m_any
 #undef FA_L_SHIFTER

@@ -136,6 +136,16 @@ GELU_G_FAST_F = {"offset": 1.0, "degree": 8, "rounded": to_float32}
 # and c0 = 0, the rest G's fit of one degree less, so that H keeps its relative
 # accuracy down to the subnormals; elsewhere v = a - mid is exact.
 GELU_H_FAST_F = {"offset": 1.0, "degree": 6, "rounded": to_float32}
+# and its exponential, exp(-a^2/2) = 2^-k exp(-s/2) with s = a^2 - 2k ln2 (the
+# kernel's reduction, a^2 exact in an FMA): Q(s) = (exp(-s/2) - 1)/s
+GELU_EXP_FAST_F = {"degree": 5}
+
+
+def gelu_exp_q(s):
+    """(exp(-s/2) - 1)/s, -1/2 at 0."""
+    if s == 0:
+        return mp.mpf(-1) / 2
+    return mp.expm1(-s / 2) / s
 
 
 def half_binades(offset, count):
@@ -459,17 +469,34 @@ def render():
     offset, degree, rounded = GELU_H_FAST_F["offset"], GELU_H_FAST_F["degree"], GELU_H_FAST_F["rounded"]
     intervals = half_binades(offset, 8)
     mids, rows, worst = gelu_h_tables(intervals, degree, rounded)
+    first = struct.unpack("<I", struct.pack("<f", offset))[0] >> 22
+    # interval n sits at (first + n) mod 8, twice: the kernels index with
+    # bits(a + offset) >> 22 as it is (vf_lookup8_wrap)
+    wrap = lambda values: [values[(p - first) % 8] for p in range(16)]  # noqa: E731
     name = "FA_GELU_HF_FAST"
-    lines.append(f"/* fast tier forward: H(a) = a G(a) on the same intervals, degree {degree} in")
-    lines.append(" * v = a - mid (mid 0 and c0 = 0 on the first), float, plain Horner; indexed")
-    lines.append(" * as FA_GELU_GF_FAST. Max relative error of the rounded fits (c0's rounding")
-    lines.append(f" * included) {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"/* fast tier forward: H(a) = a G(a) on {intervals},")
+    lines.append(f" * degree {degree} in v = a - mid (mid 0 and c0 = 0 on the first), float, plain Horner.")
+    lines.append(f" * Interval index (bits of a + {offset!r}) >> 22, taken mod 8: interval n at")
+    lines.append(f" * ({first} + n) mod 8 and 8 places on. Max relative error of the rounded fits")
+    lines.append(f" * (c0's rounding included) {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
     lines.append(f"#define {name}_DEGREE {degree}")
-    lines.append(f"static const float {name}_MID[8] = {{{row(mids)}}};")
-    lines.append(f"static const float {name}[{degree + 1}][8] = {{")
+    lines.append(f"#define {name}_OFFSET {offset.hex()}f")
+    lines.append(f"static const float {name}_MID[16] = {{{row(wrap(mids))}}};")
+    lines.append(f"static const float {name}[{degree + 1}][16] = {{")
     for j in range(degree + 1):
-        lines.append(f"    {{{row([r[j] for r in rows])}}},")
+        lines.append(f"    {{{row(wrap([r[j] for r in rows]))}}},")
     lines.append("};")
+    lines.append("")
+    # its exponential: exp(-s/2) = 1 + s Q(s), s = a^2 - 2k ln2, |s| <= ln2 (and k's slack)
+    s_max = mp.log(2) + mp.mpf(2) ** -14
+    degree = GELU_EXP_FAST_F["degree"]
+    c, _ = fit_sequential(gelu_exp_q, -s_max, s_max, degree, to_float32)
+    err = max_rel_error(lambda t: mp.exp(-t / 2), c, -s_max, s_max, wrap=lambda q, t: 1 + t * q)
+    lines.append(f"/* fast tier forward: exp(-s/2) = 1 + s Q(s), |s| <= ln2 + 2^-14, Q of degree {degree}")
+    lines.append(f" * in float; max relative error of the rounded fit {mp.nstr(err, 3)} "
+                 f"(2^{mp.nstr(mp.log(err, 2), 4)}). Lowest degree first. */")
+    lines.append(f"#define FA_GELU_EXPF_FAST_DEGREE {degree}")
+    lines.append(f"static const float FA_GELU_EXPF_FAST[{degree + 1}] = {{{row(c)}}};")
     lines.append("")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
