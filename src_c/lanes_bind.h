@@ -30,6 +30,9 @@
 #define v_select vf_select
 #define v_pow2 vf_pow2
 #define v_scale_1p vf_scale_1p
+#define v_half_binade_bits vf_half_binade_bits
+#define v_lookup8_wrap vf_lookup8_wrap
+#define v_scale_shifted vf_scale_shifted
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f
@@ -74,6 +77,9 @@
 #define FA_L_GELU_G_FAST FA_GELU_GF_FAST
 #define FA_L_GELU_G_FAST_MID FA_GELU_GF_FAST_MID
 #define FA_L_GELU_G_FAST_DEGREE FA_GELU_GF_FAST_DEGREE
+#define FA_L_GELU_H_FAST FA_GELU_HF_FAST
+#define FA_L_GELU_H_FAST_MID FA_GELU_HF_FAST_MID
+#define FA_L_GELU_H_FAST_DEGREE FA_GELU_HF_FAST_DEGREE
 #elif defined(FA_LANES_DOUBLE)
 #define V vd
 #define M md

@@ -28,6 +28,9 @@
 #undef v_select
 #undef v_pow2
 #undef v_scale_1p
+#undef v_half_binade_bits
+#undef v_lookup8_wrap
+#undef v_scale_shifted
 #undef m_or
 #undef m_any
 #undef FA_L_SHIFTER
@@ -51,6 +54,9 @@
 #undef FA_L_GELU_G_FAST
 #undef FA_L_GELU_G_FAST_MID
 #undef FA_L_GELU_G_FAST_DEGREE
+#undef FA_L_GELU_H_FAST
+#undef FA_L_GELU_H_FAST_MID
+#undef FA_L_GELU_H_FAST_DEGREE
 #undef v_lookup8
 #undef FA_L_GELU_G
 #undef FA_L_GELU_G_MID

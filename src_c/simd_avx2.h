@@ -126,4 +126,15 @@ static inline vf vf_scale_1p(vf q, vf k) {
     return vf_fma(q, s, s);
 }
 
+/* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
+ * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8
+ * (vpermps reads the low 3 bits of each index) */
+static inline vi vf_half_binade_bits(vf a) { return _mm256_srli_epi32(_mm256_castps_si256(a), 22); }
+static inline vf vf_lookup8_wrap(const float *table16, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table16), i); }
+/* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
+ * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
+static inline vf vf_scale_shifted(vf v, vf ks) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_castps_si256(ks), 23)));
+}
+
 #endif

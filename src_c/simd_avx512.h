@@ -115,4 +115,15 @@ static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_b
 static inline vd vd_scale_1p(vd q, vd k) { return _mm512_scalef_pd(_mm512_add_pd(_mm512_set1_pd(1.0), q), k); }
 static inline vf vf_scale_1p(vf q, vf k) { return _mm512_scalef_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), q), k); }
 
+/* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
+ * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8
+ * (vpermps reads the low 4 bits of each index) */
+static inline vi vf_half_binade_bits(vf a) { return _mm512_srli_epi32(_mm512_castps_si512(a), 22); }
+static inline vf vf_lookup8_wrap(const float *table16, vi i) { return _mm512_permutexvar_ps(i, _mm512_loadu_ps(table16)); }
+/* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
+ * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
+static inline vf vf_scale_shifted(vf v, vf ks) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(_mm512_castps_si512(ks), 23)));
+}
+
 #endif

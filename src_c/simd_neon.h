@@ -178,4 +178,15 @@ static inline vf vf_scale_1p(vf q, vf k) {
     return vf_fma(q, s, s);
 }
 
+/* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
+ * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
+static inline vi vf_half_binade_bits(vf a) { return vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 22)); }
+static inline vf vf_lookup8_wrap(const float *table16, vi i) { return vf_lookup8(table16, vandq_s32(i, vdupq_n_s32(7))); }
+/* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
+ * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
+static inline vf vf_scale_shifted(vf v, vf ks) {
+    uint32x4_t k = vshlq_n_u32(vreinterpretq_u32_f32(ks), 23);
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(v), k));
+}
+
 #endif

@@ -132,4 +132,23 @@ static inline vf vf_scale_1p(vf q, vf k) {
     return vf_fma(q, s, s);
 }
 
+/* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
+ * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
+static inline vi vf_half_binade_bits(vf a) {
+    uint32_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    return (vi)(bits >> 22);
+}
+static inline vf vf_lookup8_wrap(const float *table16, vi i) { return table16[i & 7]; }
+/* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
+ * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
+static inline vf vf_scale_shifted(vf v, vf ks) {
+    uint32_t bits, k;
+    memcpy(&bits, &v, sizeof bits);
+    memcpy(&k, &ks, sizeof k);
+    bits += k << 23;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
 #endif

@@ -305,4 +305,14 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_scale_1p(vf q, vf k) {
     return vf_fma(q, s, s);
 }
 
+/* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
+ * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
+static inline vi vf_half_binade_bits(vf a) { return _mm_srli_epi32(_mm_castps_si128(a), 22); }
+static inline vf vf_lookup8_wrap(const float *table16, vi i) { return vf_lookup8(table16, _mm_and_si128(i, _mm_set1_epi32(7))); }
+/* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
+ * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
+static inline vf vf_scale_shifted(vf v, vf ks) {
+    return _mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(v), _mm_slli_epi32(_mm_castps_si128(ks), 23)));
+}
+
 #endif

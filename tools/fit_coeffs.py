@@ -130,6 +130,25 @@ GELU_G = {
 # binades of a, so degree 8 (a plain Horner chain) holds 2^-24.
 GELU_G_FAST_F = {"offset": 1.0, "degree": 8, "rounded": to_float32}
 
+# The fast tier's float forward fits H(a) = a G(a) = a exp(a^2/2) Phi(-a) itself on
+# the same 8 intervals, so that N = a Phi(-a) = H exp(-a^2/2) is H (1 + q) 2^-k,
+# rounded once (exp(-r) = 1 + q). H(0) = 0: on the first interval v = a (mid 0)
+# and c0 = 0, the rest G's fit of one degree less, so that H keeps its relative
+# accuracy down to the subnormals; elsewhere v = a - mid is exact. Degree 7:
+# degree 6 (fits to 2^-22.9, the first interval's effectively a degree less)
+# measured 3.95 ULP over every float32 input, too near the bound of 4.
+GELU_H_FAST_F = {"offset": 1.0, "degree": 7, "rounded": to_float32}
+# and its exponential, exp(-a^2/2) = 2^-k exp(-s/2) with s = a^2 - 2k ln2 (the
+# kernel's reduction, a^2 exact in an FMA): Q(s) = (exp(-s/2) - 1)/s
+GELU_EXP_FAST_F = {"degree": 5}
+
+
+def gelu_exp_q(s):
+    """(exp(-s/2) - 1)/s, -1/2 at 0."""
+    if s == 0:
+        return mp.mpf(-1) / 2
+    return mp.expm1(-s / 2) / s
+
 
 def half_binades(offset, count):
     """The intervals of a whose a + offset lie in `count` successive half-binades from offset."""
@@ -160,6 +179,35 @@ def gelu_g_tables(intervals, degree, rounded):
     while len(mids) < 8:
         mids.append(mids[-1]), c0_los.append(c0_los[-1]), rows.append(rows[-1])
     return mids, c0_los, rows, worst
+
+
+def gelu_h(a):
+    """H(a) = a G(a) = a exp(a^2/2) Phi(-a)."""
+    return a * gelu_g(a)
+
+
+def gelu_h_tables(intervals, degree, rounded):
+    """(mids, coefficient rows, worst relative error of the rounded fits) of H
+    on each interval; the first with mid 0 and c0 = 0 (G of degree - 1 times v)."""
+    mids, rows, worst = [], [], mp.mpf(0)
+    for n, (lo, hi) in enumerate(intervals):
+        if n == 0:
+            assert lo == 0
+            c, _ = fit_sequential(gelu_g, 0, hi, degree - 1, rounded)
+            worst = max(worst, max_rel_error(gelu_g, c, 0, hi, points=400))
+            mids.append(0.0)
+            rows.append([0.0] + c)
+            continue
+        mid = rounded(mp.mpf(lo + hi) / 2)
+        h = lambda v, mid=mid: gelu_h(v + mid)  # noqa: E731
+        c, _ = fit_sequential(h, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
+        worst = max(worst, max_rel_error(h, c, lo - mid, hi - mid, points=400))
+        assert mid / 2 <= lo, "v = a - mid must be exact"
+        mids.append(mid)
+        rows.append(c)
+    while len(mids) < 8:
+        mids.append(mids[-1]), rows.append(rows[-1])
+    return mids, rows, worst
 
 
 def horner_exact(coeffs, v, c0_lo=0.0):
@@ -420,6 +468,38 @@ def render():
     for j in range(degree + 1):
         lines.append(f"    {{{row([r[j] for r in rows])}}},")  # c0's low part: below the fast tier's notice
     lines.append("};")
+    lines.append("")
+    offset, degree, rounded = GELU_H_FAST_F["offset"], GELU_H_FAST_F["degree"], GELU_H_FAST_F["rounded"]
+    intervals = half_binades(offset, 8)
+    mids, rows, worst = gelu_h_tables(intervals, degree, rounded)
+    first = struct.unpack("<I", struct.pack("<f", offset))[0] >> 22
+    # interval n sits at (first + n) mod 8, twice: the kernels index with
+    # bits(a + offset) >> 22 as it is (vf_lookup8_wrap)
+    wrap = lambda values: [values[(p - first) % 8] for p in range(16)]  # noqa: E731
+    name = "FA_GELU_HF_FAST"
+    lines.append(f"/* fast tier forward: H(a) = a G(a) on {intervals},")
+    lines.append(f" * degree {degree} in v = a - mid (mid 0 and c0 = 0 on the first), float, plain Horner.")
+    lines.append(f" * Interval index (bits of a + {offset!r}) >> 22, taken mod 8: interval n at")
+    lines.append(f" * ({first} + n) mod 8 and 8 places on. Max relative error of the rounded fits")
+    lines.append(f" * (c0's rounding included) {mp.nstr(worst, 3)} (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"#define {name}_OFFSET {offset.hex()}f")
+    lines.append(f"static const float {name}_MID[16] = {{{row(wrap(mids))}}};")
+    lines.append(f"static const float {name}[{degree + 1}][16] = {{")
+    for j in range(degree + 1):
+        lines.append(f"    {{{row(wrap([r[j] for r in rows]))}}},")
+    lines.append("};")
+    lines.append("")
+    # its exponential: exp(-s/2) = 1 + s Q(s), s = a^2 - 2k ln2, |s| <= ln2 (and k's slack)
+    s_max = mp.log(2) + mp.mpf(2) ** -14
+    degree = GELU_EXP_FAST_F["degree"]
+    c, _ = fit_sequential(gelu_exp_q, -s_max, s_max, degree, to_float32)
+    err = max_rel_error(lambda t: mp.exp(-t / 2), c, -s_max, s_max, wrap=lambda q, t: 1 + t * q)
+    lines.append(f"/* fast tier forward: exp(-s/2) = 1 + s Q(s), |s| <= ln2 + 2^-14, Q of degree {degree}")
+    lines.append(f" * in float; max relative error of the rounded fit {mp.nstr(err, 3)} "
+                 f"(2^{mp.nstr(mp.log(err, 2), 4)}). Lowest degree first. */")
+    lines.append(f"#define FA_GELU_EXPF_FAST_DEGREE {degree}")
+    lines.append(f"static const float FA_GELU_EXPF_FAST[{degree + 1}] = {{{row(c)}}};")
     lines.append("")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
