@@ -37,14 +37,13 @@ _ROW_DOCS = {
 # the gufuncs, one per tier (in TIERS's order: accurate, fast); the default tier's keep the plain
 # names, the accurate tier's get "_accurate" as the elementwise ufuncs do (gelu, gelu_accurate)
 cdef dict _ROW_GUFUNCS = {}
-for _name, _op, _direction in (("softmax", FA_ROW_SOFTMAX, 0), ("softmax_backward", FA_ROW_SOFTMAX, 1),
-                               ("log_softmax", FA_ROW_LOG_SOFTMAX, 0),
-                               ("log_softmax_backward", FA_ROW_LOG_SOFTMAX, 1)):
-    _ROW_GUFUNCS[_name] = tuple(
-        _make_row_gufunc(_op, _direction, _t, _name if TIERS[_t] == 'fast' else f"{_name}_{TIERS[_t]}",
-                         _ROW_DOCS[_name]) for _t in range(len(TIERS)))
-    for _t in range(len(TIERS)):
-        UFUNCS[_name if TIERS[_t] == 'fast' else f"{_name}_{TIERS[_t]}"] = _ROW_GUFUNCS[_name][_t]
+for _name, _op in (("softmax", FA_ROW_SOFTMAX), ("log_softmax", FA_ROW_LOG_SOFTMAX)):
+    for _t in range(len(TIERS)):  # UFUNCS in the elementwise ops' order: gelu_accurate, ..., gelu, ...
+        for _direction, _f in enumerate((_name, _name + "_backward")):
+            _key = _f if TIERS[_t] == 'fast' else f"{_f}_{TIERS[_t]}"
+            UFUNCS[_key] = _make_row_gufunc(_op, _direction, _t, _key, _ROW_DOCS[_f])
+for _f in ("softmax", "softmax_backward", "log_softmax", "log_softmax_backward"):
+    _ROW_GUFUNCS[_f] = tuple(UFUNCS[_f if TIERS[_t] == 'fast' else f"{_f}_{TIERS[_t]}"] for _t in range(len(TIERS)))
 
 _ROW_COMMON = (
     "\n\nprecision='fast' (default) or 'accurate': the tiers above, each its own kernels. axis: any axis, any strides. dtypes: float16 and bfloat16 (ml_dtypes; both "
