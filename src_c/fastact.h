@@ -58,7 +58,7 @@ typedef struct {
 
 typedef struct {
     fa_kernel kernel[FA_N_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][FA_N_TIERS];
-    fa_row_kernels rows[FA_N_KDTYPES];
+    fa_row_kernels rows[FA_N_KDTYPES][FA_N_TIERS]; /* the tiers in the manifest's order, as kernel[] */
 } fa_kernels;
 
 extern const fa_kernels fa_kernels_scalar;

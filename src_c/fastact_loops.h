@@ -37,5 +37,5 @@ void fa_row_loop_f16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps,
 void fa_row_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_row_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_row_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
-const void *fa_row_loop_data(int op, int direction); /* NULL when out of range */
+const void *fa_row_loop_data(int op, int direction, int tier); /* NULL when out of range */
 #endif

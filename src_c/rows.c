@@ -30,19 +30,21 @@
 #define FA_ROW_SMALL_STRETCHES 64 /* partial results on the stack */
 
 typedef struct {
-    int op, direction;
+    int op, direction, tier; /* tier: FA_ACCURATE or FA_FAST, which kernels run the passes */
 } fa_row_spec;
 
-static fa_row_spec row_specs[FA_N_ROW_OPS][FA_N_DIRECTIONS];
+static fa_row_spec row_specs[FA_N_ROW_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
 
-const void *fa_row_loop_data(int op, int direction) {
-    if (op < 0 || op >= FA_N_ROW_OPS || direction < 0 || direction >= FA_N_DIRECTIONS) return NULL;
-    row_specs[op][direction] = (fa_row_spec){op, direction};
-    return &row_specs[op][direction];
+const void *fa_row_loop_data(int op, int direction, int tier) {
+    if (op < 0 || op >= FA_N_ROW_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || tier < 0 ||
+        tier >= FA_N_TIERS)
+        return NULL;
+    row_specs[op][direction][tier] = (fa_row_spec){op, direction, tier};
+    return &row_specs[op][direction][tier];
 }
 
-/* measured cost per element: [op][direction][kernel dtype][split by rows?][isa] */
-static unsigned _Atomic row_cost_ps[FA_N_ROW_OPS][FA_N_DIRECTIONS][FA_N_KDTYPES][2][FA_N_ISAS];
+/* measured cost per element: [op][direction][tier][kernel dtype][split by rows?][isa] */
+static unsigned _Atomic row_cost_ps[FA_N_ROW_OPS][FA_N_DIRECTIONS][FA_N_TIERS][FA_N_KDTYPES][2][FA_N_ISAS];
 
 enum { FA_STORED_F16, FA_STORED_F32, FA_STORED_F64, FA_STORED_BF16 };
 #define FA_IS_16BIT_(stored) ((stored) == FA_STORED_F16 || (stored) == FA_STORED_BF16)
@@ -353,7 +355,7 @@ static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
 static void run(int stored, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_row_spec *spec = data;
     int kd = stored == FA_STORED_F64 ? FA_KF64 : FA_KF32, nin = spec->direction == FA_FWD ? 1 : 2;
-    fa_rows_job job = {&fa_kernels_current()->rows[kd], spec, stored, kd == FA_KF64 ? 8 : 4, nin, {0}, {0}, {0},
+    fa_rows_job job = {&fa_kernels_current()->rows[kd][spec->tier], spec, stored, kd == FA_KF64 ? 8 : 4, nin, {0}, {0}, {0},
                        dims[0], dims[1], NULL};
     for (int a = 0; a <= nin; a++) {
         job.args[a] = args[a];
@@ -363,8 +365,8 @@ static void run(int stored, char **args, const ptrdiff_t *dims, const ptrdiff_t 
     if (job.rows <= 0 || job.n <= 0) return;
     long saved = fa_round_to_nearest();
     int isa = fa_isa_current();
-    fa_cost by_rows = {&row_cost_ps[spec->op][spec->direction][kd][1][isa], 0};
-    fa_cost by_stretch = {&row_cost_ps[spec->op][spec->direction][kd][0][isa], 0};
+    fa_cost by_rows = {&row_cost_ps[spec->op][spec->direction][spec->tier][kd][1][isa], 0};
+    fa_cost by_stretch = {&row_cost_ps[spec->op][spec->direction][spec->tier][kd][0][isa], 0};
     if (job.rows >= fa_num_threads() || job.n < 2 * FA_ROW_STRETCH) {
         fa_parallel_for(job.rows * job.n, &by_rows, job.n, rows_range, &job);
     } else {

@@ -29,7 +29,9 @@ def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
     expected = [op.name + ("" if d == "fwd" else "_backward") + suffix(op, tier)
                 for op in OPS for tier in op.tiers for d in directions(op)]
     # then the generalized ufuncs along an axis (_rows.pxi)
-    expected += ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]
+    # (each tier's, the accurate tier's _accurate, in the elementwise ops' order)
+    expected += [f + d + suffix for f in ("softmax", "log_softmax") for suffix in ("_accurate", "")
+                 for d in ("", "_backward")]
     assert ufuncs.__all__ == expected
     assert [a.key for a in VARIANTS.values()] == [op.name + suffix(op, t) for op in OPS
                                                   if op.has_backward and op.kind == "elementwise"

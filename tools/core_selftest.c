@@ -306,8 +306,9 @@ static uint64_t sweep_hash(void) {
     uint64_t h = 0xcbf29ce484222325ull;
     run_every_kernel(M, in64[0], in32[0], out64[0], out32[0], M, hash_outputs, &h);
     /* softmax's and log_softmax's passes over a stretch of a row */
-    for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++) {
-        const fa_row_kernels *row = &kernels->rows[kdtype];
+    for (int kdtype = 0; kdtype < FA_N_KDTYPES; kdtype++)
+    for (int tier = 0; tier < FA_N_TIERS; tier++) {
+        const fa_row_kernels *row = &kernels->rows[kdtype][tier];
         const void *x = kdtype == FA_KF64 ? (const void *)in64[0] : (const void *)in32[0];
         const void *g = kdtype == FA_KF64 ? (const void *)in64[1] : (const void *)in32[1];
         void *e = kdtype == FA_KF64 ? (void *)out64[0] : (void *)out32[0];

@@ -31,7 +31,7 @@ cdef extern from "fastact_loops.h" nogil:
     void fa_row_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_row_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_row_loop_bf16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
-    const void *fa_row_loop_data(int op, int direction)
+    const void *fa_row_loop_data(int op, int direction, int tier)
     enum:
         FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX
 

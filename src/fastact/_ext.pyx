@@ -112,9 +112,9 @@ row_loops[1] = <PyUFuncGenericFunction>fa_row_loop_f32
 row_loops[2] = <PyUFuncGenericFunction>fa_row_loop_f64
 
 
-cdef object _make_row_gufunc(int op, int direction, str name, str doc):
+cdef object _make_row_gufunc(int op, int direction, int tier, str name, str doc):
     """A generalized ufunc over rows: (n)->(n) forward, (n),(n)->(n) backward,
-    with a loop per dtype (float16, float32, float64)."""
+    with a loop per dtype (float16, float32, float64); tier: the index in TIERS."""
     cdef int nin = 1 if direction == 0 else 2, nargs = nin + 1
     cdef PyUFuncGenericFunction *funcs = <PyUFuncGenericFunction *>PyMem_Malloc(3 * sizeof(PyUFuncGenericFunction))
     cdef void **data = <void **>PyMem_Malloc(3 * sizeof(void *))
@@ -123,7 +123,7 @@ cdef object _make_row_gufunc(int op, int direction, str name, str doc):
         raise MemoryError()
     for d in range(3):
         funcs[d] = row_loops[d]
-        data[d] = <void *>fa_row_loop_data(op, direction)
+        data[d] = <void *>fa_row_loop_data(op, direction, tier)
         for a in range(nargs):
             types[d * nargs + a] = dtype_codes[d]
     signature = "(n)->(n)" if direction == 0 else "(n),(n)->(n)"
@@ -131,7 +131,7 @@ cdef object _make_row_gufunc(int op, int direction, str name, str doc):
     _keep.extend((name_bytes, doc_bytes, signature_bytes))
     gufunc = cnp.PyUFunc_FromFuncAndDataAndSignature(funcs, data, types, 3, nin, 1, cnp.PyUFunc_None, name_bytes,
                                                      doc_bytes, 0, signature_bytes)
-    _register_bfloat16(gufunc, <PyUFuncGenericFunction>fa_row_loop_bf16, <void *>fa_row_loop_data(op, direction),
+    _register_bfloat16(gufunc, <PyUFuncGenericFunction>fa_row_loop_bf16, <void *>fa_row_loop_data(op, direction, tier),
                        nin, 0, 1)
     return gufunc
 

@@ -131,15 +131,13 @@ def _fastact(name, direction, a, axis, threads, precision="fast"):
     kw = {} if precision == "fast" else {"precision": precision}
     out = a["out"]
     if name in ROW_FUNCTIONS:
-        if precision != "fast":
-            raise Unsupported("softmax's one algorithm serves both tiers")
         if direction == "forward":
             fn = fa.softmax if name == "softmax" else fa.log_softmax
             x = a["x"]
-            return lambda: fn(x, axis, out=out)
+            return lambda: fn(x, axis, out=out, **kw)
         fn = fa.softmax_backward if name == "softmax" else fa.log_softmax_backward
         g, y = a["g"], a["y"]
-        return lambda: fn(g, y, axis, out=out)
+        return lambda: fn(g, y, axis, out=out, **kw)
     if name == "bias_relu" and precision != "fast":
         raise Unsupported("bias_relu is exact: one tier")
     if name == "glu":

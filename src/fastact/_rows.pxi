@@ -8,41 +8,48 @@ from operator import index as _index
 _ROW_DOCS = {
     "softmax": (
         "softmax(x, axis=-1): exp(x - max) / sum(exp(x - max)) along axis.\n\n"
-        "The sum is compensated and added in a fixed order: every ISA and thread count gives the "
-        "same bits. Within 2.5 ULP per element (rows of any length, 2^20 and beyond). Special "
-        "rows: a NaN makes its row NaN; -inf entries give 0; k entries of +inf share the row "
-        "(1/k each, 0 elsewhere); a row of -inf only gives NaN (0/0)."),
+        "Every ISA and thread count gives the same bits (sums over fixed lanes, in a fixed order). "
+        "precision='fast' (default): the plain algorithm, a short exponential, the sum in double "
+        "(float32) or compensated (float64), one multiplication by 1/sum; within 4 ULP per element. "
+        "precision='accurate': the exponential to about 2^-27 (float32), a compensated sum and a "
+        "division rounded once; within 2.5 ULP (rows of any length, 2^20 and beyond). Special "
+        "rows (both tiers): a NaN makes its row NaN; -inf entries give 0; k entries of +inf share "
+        "the row (1/k each, 0 elsewhere); a row of -inf only gives NaN (0/0)."),
     "softmax_backward": (
         "softmax_backward(grad_output, output, axis=-1): output·(grad_output - sum(grad_output·"
         "output)) along axis, as PyTorch's _softmax_backward_data computes it from the forward's "
-        "output.\n\nWithin 4 ULP of the largest term (|output·grad_output| or |output·sum|)."),
+        "output.\n\nWithin 4 ULP of the largest term (|output·grad_output| or |output·sum|); "
+        "precision='fast' forms the float32 formula in float32 (within 4 ULP of that term too), "
+        "precision='accurate' in double."),
     "log_softmax": (
         "log_softmax(x, axis=-1): (x - max) - log(sum(exp(x - max))) along axis.\n\n"
-        "Within 2 ULP per element, the largest element's value near 0 included. Special rows: a NaN "
-        "makes its row NaN; -inf entries give -inf; k entries of +inf give -log(k) there and -inf "
-        "elsewhere; a row of -inf only gives NaN."),
+        "precision='fast' (default): within 4 ULP per element; precision='accurate': within 2 ULP, "
+        "the largest element's value near 0 included (both tiers take log(sum) as log1p of the "
+        "sum less its leading 1). Special rows: a NaN makes its row NaN; -inf entries give -inf; k "
+        "entries of +inf give -log(k) there and -inf elsewhere; a row of -inf only gives NaN."),
     "log_softmax_backward": (
         "log_softmax_backward(grad_output, output, axis=-1): grad_output - exp(output)·"
         "sum(grad_output) along axis, as PyTorch's _log_softmax_backward_data computes it from "
         "the forward's output.\n\nWithin 4 ULP of the largest term (|grad_output| or "
-        "|exp(output)·sum|)."),
+        "|exp(output)·sum|), in both tiers (precision='fast': the fast tier's exponential)."),
 }
 
-cdef object _g_softmax = _make_row_gufunc(FA_ROW_SOFTMAX, 0, "softmax", _ROW_DOCS["softmax"])
-cdef object _g_softmax_backward = _make_row_gufunc(FA_ROW_SOFTMAX, 1, "softmax_backward",
-                                                   _ROW_DOCS["softmax_backward"])
-cdef object _g_log_softmax = _make_row_gufunc(FA_ROW_LOG_SOFTMAX, 0, "log_softmax", _ROW_DOCS["log_softmax"])
-cdef object _g_log_softmax_backward = _make_row_gufunc(FA_ROW_LOG_SOFTMAX, 1, "log_softmax_backward",
-                                                       _ROW_DOCS["log_softmax_backward"])
-UFUNCS.update({"softmax": _g_softmax, "softmax_backward": _g_softmax_backward,
-               "log_softmax": _g_log_softmax, "log_softmax_backward": _g_log_softmax_backward})
+# the gufuncs, one per tier (in TIERS's order: accurate, fast); the default tier's keep the plain
+# names, the accurate tier's get "_accurate" as the elementwise ufuncs do (gelu, gelu_accurate)
+cdef dict _ROW_GUFUNCS = {}
+for _name, _op in (("softmax", FA_ROW_SOFTMAX), ("log_softmax", FA_ROW_LOG_SOFTMAX)):
+    for _t in range(len(TIERS)):  # UFUNCS in the elementwise ops' order: gelu_accurate, ..., gelu, ...
+        for _direction, _f in enumerate((_name, _name + "_backward")):
+            _key = _f if TIERS[_t] == 'fast' else f"{_f}_{TIERS[_t]}"
+            UFUNCS[_key] = _make_row_gufunc(_op, _direction, _t, _key, _ROW_DOCS[_f])
+for _f in ("softmax", "softmax_backward", "log_softmax", "log_softmax_backward"):
+    _ROW_GUFUNCS[_f] = tuple(UFUNCS[_f if TIERS[_t] == 'fast' else f"{_f}_{TIERS[_t]}"] for _t in range(len(TIERS)))
 
 _ROW_COMMON = (
-    "\n\nprecision='fast' (default) or 'accurate': one algorithm serves both (it meets the "
-    "accurate bound). axis: any axis, any strides. dtypes: float16 and bfloat16 (ml_dtypes; both "
+    "\n\nprecision='fast' (default) or 'accurate': the tiers above, each its own kernels. axis: any axis, any strides. dtypes: float16 and bfloat16 (ml_dtypes; both "
     "computed in float32), float32, float64; integers and bools promote as for np.exp. out= may be any array NumPy's casting "
     "allows. The generalized ufunc (signature (n)->(n), for Dask's apply_gufunc and the like): "
-    "fastact.ufuncs.{name}.")
+    "fastact.ufuncs.{name} (precision='accurate': fastact.ufuncs.{name}_accurate).")
 
 
 cdef object _axis_of(str function, object axis):
@@ -54,11 +61,11 @@ cdef object _axis_of(str function, object axis):
         raise TypeError(f"fastact.{function}: axis must be an integer, not {axis!r}") from None
 
 
-cdef object _row_call(str function, object gufunc, tuple args, object axis, object precision, object out):
+cdef object _row_call(str function, tuple args, object axis, object precision, object out):
     _bfloat16_if_imported()
     if _any_tensor(args, out):
         return _on_tensors(function, globals()[function], args, out, dict(axis=axis, precision=precision))
-    _tier_index(function, precision)
+    cdef object gufunc = _ROW_GUFUNCS[function][_tier_index(function, precision)]
     cdef object ax = _axis_of(function, axis)
     # a 0-d input is a row of one element (as in PyTorch), if axis names it
     if all(_np.ndim(a) == 0 for a in args) and ax in (0, -1):
@@ -81,19 +88,19 @@ cdef object _row_call(str function, object gufunc, tuple args, object axis, obje
 
 
 def softmax(x, axis=-1, *, precision='fast', out=None):
-    return _row_call('softmax', _g_softmax, (x,), axis, precision, out)
+    return _row_call('softmax', (x,), axis, precision, out)
 
 
 def log_softmax(x, axis=-1, *, precision='fast', out=None):
-    return _row_call('log_softmax', _g_log_softmax, (x,), axis, precision, out)
+    return _row_call('log_softmax', (x,), axis, precision, out)
 
 
 def softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
-    return _row_call('softmax_backward', _g_softmax_backward, (grad_output, output), axis, precision, out)
+    return _row_call('softmax_backward', (grad_output, output), axis, precision, out)
 
 
 def log_softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
-    return _row_call('log_softmax_backward', _g_log_softmax_backward, (grad_output, output), axis,
+    return _row_call('log_softmax_backward', (grad_output, output), axis,
                      precision, out)
 
 
