@@ -109,6 +109,13 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
                             b, c);
 }
 
+/* vminps with {sae}: the second operand where either is NaN, no flag (an
+ * ordered quiet comparison and a blend; SIMDe's min would signal) */
+static inline simde__m512 fa_emu_min_round_ps_(simde__m512 a, simde__m512 b, int sae) {
+    (void)sae;
+    return simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_LT_OQ), b, a);
+}
+
 /* Some of these are macros in the compiler's own headers: replace them all. */
 #undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
@@ -224,6 +231,12 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
 #define _mm512_max_epi64 simde_mm512_max_epi64
 #undef _mm512_permutexvar_pd
 #define _mm512_permutexvar_pd simde_mm512_permutexvar_pd
+#undef _mm512_ternarylogic_epi32
+#define _mm512_ternarylogic_epi32 simde_mm512_ternarylogic_epi32
+#undef _mm512_ternarylogic_epi64
+#define _mm512_ternarylogic_epi64 simde_mm512_ternarylogic_epi64
+#undef _mm512_min_round_ps
+#define _mm512_min_round_ps fa_emu_min_round_ps_
 /* no streaming stores in SIMDe: plain stores (same values) */
 #undef _mm512_stream_ps
 #define _mm512_stream_ps simde_mm512_storeu_ps

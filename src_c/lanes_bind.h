@@ -32,6 +32,9 @@
 #define v_scale_1p vf_scale_1p
 #define v_half_binade_bits vf_half_binade_bits
 #define v_lookup8_wrap vf_lookup8_wrap
+#define v_lookup16 vf_lookup16
+#define v_half_binade_bits_above vf_half_binade_bits_above
+#define v_abs_clamp_quiet vf_abs_clamp_quiet
 #define v_scale_shifted vf_scale_shifted
 #define m_or mf_or
 #define m_any mf_any

@@ -30,6 +30,9 @@
 #undef v_scale_1p
 #undef v_half_binade_bits
 #undef v_lookup8_wrap
+#undef v_lookup16
+#undef v_half_binade_bits_above
+#undef v_abs_clamp_quiet
 #undef v_scale_shifted
 #undef m_or
 #undef m_any

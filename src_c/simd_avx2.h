@@ -91,6 +91,12 @@ static inline vf vf_fnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+/* min(|a|, c) for a positive finite c; a NaN passes (as |NaN|), and a quiet
+ * one raises no flag */
+static inline vf vf_abs_clamp_quiet(vf a, vf c) {
+    vf m = vf_abs(a);
+    return _mm256_blendv_ps(m, c, _mm256_cmp_ps(c, m, _CMP_LT_OQ));
+}
 static inline vf vf_copysign(vf mag, vf s) {
     return _mm256_or_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), mag), _mm256_and_ps(_mm256_set1_ps(-0.0f), s));
 }
@@ -130,7 +136,18 @@ static inline vf vf_scale_1p(vf q, vf k) {
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8
  * (vpermps reads the low 3 bits of each index) */
 static inline vi vf_half_binade_bits(vf a) { return _mm256_srli_epi32(_mm256_castps_si256(a), 22); }
+/* bits(max(a, floor)) >> 22 for a >= 0, the maximum taken on the integers (no flag) */
+static inline vi vf_half_binade_bits_above(vf a, vf floor) {
+    return _mm256_srli_epi32(_mm256_max_epi32(_mm256_castps_si256(a), _mm256_castps_si256(floor)), 22);
+}
 static inline vf vf_lookup8_wrap(const float *table16, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table16), i); }
+/* table16[i mod 16] per lane: both halves permuted (vpermps reads i mod 8), bit 3
+ * of i, moved to the sign, picks one */
+static inline vf vf_lookup16(const float *table16, vi i) {
+    __m256 low = _mm256_permutevar8x32_ps(_mm256_loadu_ps(table16), i);
+    __m256 high = _mm256_permutevar8x32_ps(_mm256_loadu_ps(table16 + 8), i);
+    return _mm256_blendv_ps(low, high, _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+}
 /* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
  * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
 static inline vf vf_scale_shifted(vf v, vf ks) {

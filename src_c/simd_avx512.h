@@ -32,10 +32,10 @@ static inline vd vd_fnma(vd a, vd b, vd c) { return _mm512_fnmadd_pd(a, b, c); }
 static inline vd vd_max(vd a, vd b) { return _mm512_max_pd(a, b); }
 /* a rounded to float32's precision and range (to nearest, even) */
 static inline vd vd_round_float(vd a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
+/* one vpternlogq: each bit from s where the mask (the sign bit) is set, else from mag */
 static inline vd vd_copysign(vd mag, vd s) {
-    __m512i m = _mm512_and_epi64(_mm512_castpd_si512(mag), _mm512_set1_epi64(0x7fffffffffffffffLL));
-    __m512i sign = _mm512_and_epi64(_mm512_castpd_si512(s), _mm512_set1_epi64((long long)0x8000000000000000ULL));
-    return _mm512_castsi512_pd(_mm512_or_epi64(m, sign));
+    return _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(mag), _mm512_castpd_si512(s),
+                                                         _mm512_set1_epi64((long long)0x8000000000000000ULL), 0xd8));
 }
 static inline md vd_gt_or_nan(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_NLE_UQ); }
 static inline int md_any(md m) { return m != 0; }
@@ -80,10 +80,16 @@ static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_abs(vf a) {
     return _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
 }
+/* min(|a|, c) for a positive finite c; a NaN passes (as |NaN|), and a quiet
+ * one raises no flag */
+static inline vf vf_abs_clamp_quiet(vf a, vf c) {
+    /* vminps returns its second operand where either is NaN; {sae} keeps it quiet */
+    return _mm512_min_round_ps(c, vf_abs(a), _MM_FROUND_NO_EXC);
+}
+/* one vpternlogd: each bit from s where the mask (the sign bit) is set, else from mag */
 static inline vf vf_copysign(vf mag, vf s) {
-    __m512i m = _mm512_and_epi32(_mm512_castps_si512(mag), _mm512_set1_epi32(0x7fffffff));
-    __m512i sign = _mm512_and_epi32(_mm512_castps_si512(s), _mm512_set1_epi32((int)0x80000000u));
-    return _mm512_castsi512_ps(_mm512_or_epi32(m, sign));
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(mag), _mm512_castps_si512(s),
+                                                         _mm512_set1_epi32((int)0x80000000u), 0xd8));
 }
 static inline mf vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
 static inline mf vf_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
@@ -119,7 +125,13 @@ static inline vf vf_scale_1p(vf q, vf k) { return _mm512_scalef_ps(_mm512_add_ps
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8
  * (vpermps reads the low 4 bits of each index) */
 static inline vi vf_half_binade_bits(vf a) { return _mm512_srli_epi32(_mm512_castps_si512(a), 22); }
+/* bits(max(a, floor)) >> 22 for a >= 0, the maximum taken on the integers (no flag) */
+static inline vi vf_half_binade_bits_above(vf a, vf floor) {
+    return _mm512_srli_epi32(_mm512_max_epi32(_mm512_castps_si512(a), _mm512_castps_si512(floor)), 22);
+}
 static inline vf vf_lookup8_wrap(const float *table16, vi i) { return _mm512_permutexvar_ps(i, _mm512_loadu_ps(table16)); }
+/* table16[i mod 16] per lane: one vpermps */
+static inline vf vf_lookup16(const float *table16, vi i) { return _mm512_permutexvar_ps(i, _mm512_loadu_ps(table16)); }
 /* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
  * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
 static inline vf vf_scale_shifted(vf v, vf ks) {

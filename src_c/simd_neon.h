@@ -123,6 +123,12 @@ static inline vf vf_fnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
 static inline vf vf_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
 static inline vf vf_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 static inline vf vf_abs(vf a) { return vabsq_f32(a); }
+/* min(|a|, c) for a positive finite c; a NaN passes (as |NaN|), and a quiet
+ * one raises no flag */
+static inline vf vf_abs_clamp_quiet(vf a, vf c) {
+    /* FMIN propagates a NaN and signals only a signaling one */
+    return vminq_f32(vabsq_f32(a), c);
+}
 static inline vf vf_copysign(vf mag, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, mag); }
 /* Quiet compares, as the x86 layers': AArch64's FCMGT/FCMGE raise 'invalid' on
  * a quiet NaN, so NaN lanes are zeroed first. Which lanes are NaN is asked of
@@ -181,7 +187,22 @@ static inline vf vf_scale_1p(vf q, vf k) {
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
 static inline vi vf_half_binade_bits(vf a) { return vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 22)); }
+/* bits(max(a, floor)) >> 22 for a >= 0, the maximum taken on the integers (no flag) */
+static inline vi vf_half_binade_bits_above(vf a, vf floor) {
+    int32x4_t bits = vmaxq_s32(vreinterpretq_s32_f32(a), vreinterpretq_s32_f32(floor));
+    return vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(bits), 22));
+}
 static inline vf vf_lookup8_wrap(const float *table16, vi i) { return vf_lookup8(table16, vandq_s32(i, vdupq_n_s32(7))); }
+/* table16[i mod 16] per lane: bytes 4i .. 4i + 3 of the table's 64 */
+static inline vf vf_lookup16(const float *table16, vi i) {
+    const uint8_t *t = (const uint8_t *)table16;
+    uint8x16x4_t bytes = {{vld1q_u8(t), vld1q_u8(t + 16), vld1q_u8(t + 32), vld1q_u8(t + 48)}};
+    static const uint8_t spread[16] = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+    static const uint8_t within[16] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+    int32x4_t offsets = vshlq_n_s32(vandq_s32(i, vdupq_n_s32(15)), 2);
+    uint8x16_t first = vqtbl1q_u8(vreinterpretq_u8_s32(offsets), vld1q_u8(spread));
+    return vreinterpretq_f32_u8(vqtbl4q_u8(bytes, vaddq_u8(first, vld1q_u8(within))));
+}
 /* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
  * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
 static inline vf vf_scale_shifted(vf v, vf ks) {

@@ -88,6 +88,12 @@ static inline vf vf_fnma(vf a, vf b, vf c) { return fa_fmaf(-a, b, c); }
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_abs(vf a) { return fabsf(a); }
+/* min(|a|, c) for a positive finite c; a NaN passes (as |NaN|), and a quiet
+ * one raises no flag */
+static inline vf vf_abs_clamp_quiet(vf a, vf c) {
+    a = fabsf(a);
+    return isless(c, a) ? c : a;
+}
 /* |mag| with the sign bit of s */
 static inline vf vf_copysign(vf mag, vf s) { return copysignf(mag, s); }
 static inline mf vf_lt(vf a, vf b) { return isless(a, b); }
@@ -139,7 +145,16 @@ static inline vi vf_half_binade_bits(vf a) {
     memcpy(&bits, &a, sizeof bits);
     return (vi)(bits >> 22);
 }
+/* bits(max(a, floor)) >> 22 for a >= 0, the maximum taken on the integers (no flag) */
+static inline vi vf_half_binade_bits_above(vf a, vf floor) {
+    int32_t bits, low;
+    memcpy(&bits, &a, sizeof bits);
+    memcpy(&low, &floor, sizeof low);
+    return (vi)((uint32_t)(bits > low ? bits : low) >> 22);
+}
 static inline vf vf_lookup8_wrap(const float *table16, vi i) { return table16[i & 7]; }
+/* table16[i mod 16] */
+static inline vf vf_lookup16(const float *table16, vi i) { return table16[i & 15]; }
 /* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
  * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
 static inline vf vf_scale_shifted(vf v, vf ks) {

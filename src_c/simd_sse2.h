@@ -225,6 +225,15 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_fnma(vf a, vf b, vf c) { return vf_fma(_mm_xor_ps(a
 static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
+/* min(|a|, c) for a positive finite c; a NaN passes (as |NaN|), and a quiet
+ * one raises no flag */
+static inline vf vf_abs_clamp_quiet(vf a, vf c) {
+    /* SSE2's ordered "less than" signals on NaN: compare the bits as integers, NaN excluded */
+    vf m = vf_abs(a);
+    __m128 above = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_castps_si128(m), _mm_castps_si128(c)));
+    above = _mm_andnot_ps(_mm_cmpunord_ps(m, m), above);
+    return _mm_or_ps(_mm_and_ps(above, c), _mm_andnot_ps(above, m));
+}
 static inline vf vf_copysign(vf mag, vf s) {
     return _mm_or_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), mag), _mm_and_ps(_mm_set1_ps(-0.0f), s));
 }
@@ -308,7 +317,14 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_scale_1p(vf q, vf k) {
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
 static inline vi vf_half_binade_bits(vf a) { return _mm_srli_epi32(_mm_castps_si128(a), 22); }
+/* bits(max(a, floor)) >> 22 for a >= 0, the maximum taken on the integers (no flag) */
+static inline vi vf_half_binade_bits_above(vf a, vf floor) {
+    __m128i bits = _mm_castps_si128(a), low = _mm_castps_si128(floor), below = _mm_cmpgt_epi32(low, bits);
+    return _mm_srli_epi32(_mm_or_si128(_mm_and_si128(below, low), _mm_andnot_si128(below, bits)), 22);
+}
 static inline vf vf_lookup8_wrap(const float *table16, vi i) { return vf_lookup8(table16, _mm_and_si128(i, _mm_set1_epi32(7))); }
+/* table16[i mod 16] per lane */
+static inline vf vf_lookup16(const float *table16, vi i) { return vf_lookup8(table16, _mm_and_si128(i, _mm_set1_epi32(15))); }
 /* v 2^k with ks = 0x1.8p23 + k (the shifter's sum, k integer, |k| < 256), by
  * adding k to v's exponent field: exact where v 2^k is normal, or k = 0 */
 static inline vf vf_scale_shifted(vf v, vf ks) {

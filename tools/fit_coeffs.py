@@ -210,6 +210,39 @@ def gelu_h_tables(intervals, degree, rounded):
     return mids, rows, worst
 
 
+# fast tier tanh, float: one polynomial on [0, 1.5 floor), then one per
+# half-binade of a up to the clamp, where tanh(a) has rounded to 1 (from 9.011)
+TANH_FAST_F = {"floor": 2.0**-4, "degree": 6, "clamp": 9.1}
+
+
+def tanh_tables(intervals, degree, clamp, rounded):
+    """(mids, coefficient rows, worst relative error of the rounded fits) of
+    tanh on each interval up to the clamp; the first with mid 0 and c0 = 0
+    (tanh(a)/a of degree - 1, times v)."""
+    mids, rows, worst = [], [], mp.mpf(0)
+    ratio = lambda v: mp.tanh(v) / v if v else mp.mpf(1)  # noqa: E731
+    for n, (lo, hi) in enumerate(intervals):
+        hi = min(hi, clamp)
+        if n == 0:
+            assert lo == 0
+            c, _ = fit_sequential(ratio, 0, hi, degree - 1, rounded)
+            worst = max(worst, max_rel_error(ratio, c, 0, hi, points=400))
+            mids.append(0.0)
+            rows.append([0.0] + c)
+            continue
+        mid = rounded(mp.mpf(lo + hi) / 2)
+        f = lambda v, mid=mid: mp.tanh(v + mid)  # noqa: E731
+        c, _ = fit_sequential(f, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
+        worst = max(worst, max_rel_error(f, c, lo - mid, hi - mid, points=400))
+        assert mid / 2 <= lo, "v = a - mid must be exact"
+        mids.append(mid)
+        rows.append(c)
+        if hi == clamp:
+            break
+    assert hi == clamp, "the intervals must reach the clamp"
+    return mids, rows, worst
+
+
 def horner_exact(coeffs, v, c0_lo=0.0):
     p = mp.mpf(0)
     for c in reversed(coeffs):
@@ -488,6 +521,33 @@ def render():
     lines.append(f"static const float {name}[{degree + 1}][16] = {{")
     for j in range(degree + 1):
         lines.append(f"    {{{row(wrap([r[j] for r in rows]))}}},")
+    lines.append("};")
+    lines.append("")
+    floor, degree, clamp = TANH_FAST_F["floor"], TANH_FAST_F["degree"], TANH_FAST_F["clamp"]
+    assert to_float32(clamp) > 9.0109 and mp.tanh(to_float32(clamp)) > 1 - mp.mpf(2) ** -25, "clamp: tanh rounds to 1"
+    start = 1.5 * floor  # the half-binade of the floor: below it every a shares its index
+    intervals = [(0.0, start)] + [(lo + start, hi + start) for lo, hi in half_binades(start, 15)]
+    mids, rows, worst = tanh_tables(intervals, degree, to_float32(clamp), to_float32)
+    first = struct.unpack("<I", struct.pack("<f", floor))[0] >> 22
+    used = len(mids)
+    assert used <= 16
+    # interval n at (first + n) mod 16, the unused places repeating the last
+    wrap16 = lambda values: [values[min((p - first) % 16, used - 1)] for p in range(16)]  # noqa: E731
+    name = "FA_TANHF_FAST"
+    edges = ", ".join(f"{lo:g}" for lo, _ in intervals[:used])
+    lines.append(f"/* fast tier tanh, float: tanh(a) on the intervals from {edges}")
+    lines.append(f" * to the clamp {to_float32(clamp)!r} (tanh rounds to 1 from 9.011); degree {degree}")
+    lines.append(f" * in v = a - mid (mid 0 and c0 = 0 on the first), plain Horner. Interval index")
+    lines.append(f" * (bits of max(a, {floor!r})) >> 22, taken mod 16: interval n at ({first} + n) mod 16.")
+    lines.append(f" * Max relative error of the rounded fits (c0's rounding included) {mp.nstr(worst, 3)}")
+    lines.append(f" * (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"#define {name}_FLOOR {floor.hex()}f")
+    lines.append(f"#define {name}_CLAMP {to_float32(clamp).hex()}f")
+    lines.append(f"static const float {name}_MID[16] = {{{row(wrap16(mids))}}};")
+    lines.append(f"static const float {name}[{degree + 1}][16] = {{")
+    for j in range(degree + 1):
+        lines.append(f"    {{{row(wrap16([r[j] for r in rows]))}}},")
     lines.append("};")
     lines.append("")
     # its exponential: exp(-s/2) = 1 + s Q(s), s = a^2 - 2k ln2, |s| <= ln2 (and k's slack)
