@@ -19,15 +19,23 @@
  *    Python loop (a few microseconds) and bounds what a worker burns once the
  *    caller moves on; OpenMP (GOMP_SPINCOUNT, KMP_BLOCKTIME) and oneTBB make
  *    the same trade with longer budgets, which hurt more on a shared 2-core VM.
+ *  - Blocks, claimed. A job of c chunks is cut into FA_BLOCKS_PER_CHUNK * c
+ *    blocks; the caller and the woken workers each claim the next block
+ *    (a compare-and-swap on one word that also names the job, so a worker
+ *    late for one job cannot claim a block of the next) until none is left.
+ *    A worker that wakes late, or is descheduled (a loaded VM, another
+ *    library's threads spinning on the same cores), leaves its share to the
+ *    others instead of making the caller wait for it: a split costs little
+ *    more than its wake-up even when it does not pay.
  *  - Completion. Participants atomically OR the exception flags they raised
- *    into `raised` and decrement `pending`; the caller, after its own chunk,
- *    spins on `pending` for up to FA_CALLER_SPIN_NS, then parks the same way
- *    (a worker descheduled on a busy machine must not cost a spinning core).
+ *    into `raised` and decrement `pending` per block; the caller, after its
+ *    last block, spins on `pending` for up to FA_CALLER_SPIN_NS, then parks
+ *    the same way (a worker descheduled mid-block must not cost a spinning core).
  *  - Cost. Waking costs something: wake_ns[hot] (workers spinning) and
  *    wake_ns[cold] (workers parked) are measured with empty jobs when the pool
  *    starts. loops.c keeps a measured cost per element per (op, direction,
- *    tier, dtype, layout, ISA); a call uses as many chunks as keep each chunk's
- *    work at least FA_WORTH times the wake cost of the pool's present state.
+ *    tier, dtype, layout, ISA); a call wakes one worker per FA_WORTH wake
+ *    costs (of the pool's present state) in its work.
  *    Memory-bound ops measured in cache look cheap, so they split later: the
  *    conservative direction. See fa_parallel_for.
  *  - One caller at a time. A call made while another thread uses the pool runs
@@ -81,9 +89,10 @@ const char *fa_thread_source_name(int source) {
 
 #define FA_SPIN_NS 100000.0        /* a worker's active wait after a job */
 #define FA_CALLER_SPIN_NS 1000000.0 /* the caller's, for the workers' chunks */
-#define FA_WORTH 2.0               /* a chunk's work >= this many wake costs */
-#define FA_CHUNK_BITS 16
+#define FA_WORTH 1.5               /* a call's work >= this many wake costs per worker woken */
+#define FA_CHUNK_BITS 16 /* the generation word: count << 32 | blocks << 16 | chunks */
 #define FA_CHUNK_MASK ((1u << FA_CHUNK_BITS) - 1)
+#define FA_BLOCKS_PER_CHUNK 4
 #define FA_PROBE 4096              /* elements timed to learn an unknown cost */
 #define FA_WAKE_GUESS_NS 20000.0   /* the wake cost until the pool has measured it */
 
@@ -130,7 +139,7 @@ void fa_set_num_threads_from(int n, int source) {
 
 void fa_set_num_threads(int n) { fa_set_num_threads_from(n, FA_THREADS_FROM_CALL); }
 
-/* The job: chunk i of [begin, end) for i = 1 .. chunks-1 goes to worker i-1. */
+/* The job: workers 0 .. chunks-2 take part, claiming blocks of [begin, end). */
 static struct {
     fa_lock_t lock;                /* for parking only: sleepers and the condition variables */
     fa_cond_t wake;                /* a new generation, for parked workers */
@@ -138,19 +147,19 @@ static struct {
     atomic_flag in_use;            /* held by the one caller using the pool */
     atomic_int workers;            /* threads started (changed only by the caller holding in_use) */
     atomic_int oversubscribed;     /* more threads than CPUs: spinners yield the CPU */
-    _Atomic uint64_t generation;   /* (count << FA_CHUNK_BITS) | chunks */
+    _Atomic uint64_t generation;   /* (count << 32) | (blocks << 16) | chunks */
+    _Atomic uint64_t claim;        /* (count << 32) | the next block to run */
     atomic_int spinning;           /* workers in their active wait */
     atomic_int sleepers;           /* workers parked on `wake` */
     atomic_int caller_parked;      /* the caller waits on `done` */
-    atomic_int pending;            /* chunks not finished yet */
+    atomic_int pending;            /* blocks not finished yet */
     atomic_int raised;             /* exception flags the workers raised */
     /* plain fields, written before the generation is published */
     ptrdiff_t begin, end, grain;
     fa_range_fn body;
     void *ctx;
     fa_fpenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
-    _Atomic double wake_ns[2];     /* wake cost now: [0] parked, [1] spinning (followed as calls run) */
-    _Atomic double base_ns[2];     /* measured round trip of an empty job when the pool grew */
+    _Atomic double wake_ns[2];     /* measured round trip of an empty job: [0] parked, [1] spinning */
 } pool = {.lock = FA_LOCK_INIT, .wake = FA_COND_INIT, .done = FA_COND_INIT, .in_use = ATOMIC_FLAG_INIT};
 
 static uint64_t start_generation[FA_MAX_THREADS]; /* what worker i has seen when it starts */
@@ -189,30 +198,53 @@ static uint64_t wait_for_work(uint64_t seen) {
     return g;
 }
 
-static void worker_main(int index) { /* runs chunk index + 1 */
+/* Claim the next block of the job `generation` names; -1 once none is left
+ * or the job is over. A successful claim orders the job's fields before it. */
+static int claim_block(uint64_t generation) {
+    uint64_t count = generation >> 32, blocks = (generation >> FA_CHUNK_BITS) & FA_CHUNK_MASK;
+    uint64_t c = atomic_load(&pool.claim);
+    while ((c >> 32) == count && (c & 0xffffffffu) < blocks)
+        if (atomic_compare_exchange_weak(&pool.claim, &c, c + 1)) return (int)(c & 0xffffffffu);
+    return -1;
+}
+
+/* Block b's elements, run; returns how many */
+static ptrdiff_t run_block(uint64_t generation, int b) {
+    int blocks = (int)((generation >> FA_CHUNK_BITS) & FA_CHUNK_MASK);
+    ptrdiff_t begin = chunk_start(pool.begin, pool.end, pool.grain, blocks, b);
+    ptrdiff_t end = chunk_start(pool.begin, pool.end, pool.grain, blocks, b + 1);
+    if (end > begin) pool.body(pool.ctx, begin, end);
+    return end - begin;
+}
+
+static void finish_block(void) {
+    if (atomic_fetch_sub(&pool.pending, 1) == 1 && atomic_load(&pool.caller_parked)) {
+        fa_lock(&pool.lock);
+        fa_cond_signal(&pool.done);
+        fa_unlock(&pool.lock);
+    }
+}
+
+static void worker_main(int index) {
     uint64_t seen = start_generation[index];
     for (;;) {
         seen = wait_for_work(seen);
-        int chunks = (int)(seen & FA_CHUNK_MASK);
-        if (index + 1 >= chunks) { /* not in this job: read nothing else */
+        int chunks = (int)(seen & FA_CHUNK_MASK), b;
+        if (index + 1 >= chunks || (b = claim_block(seen)) < 0) { /* not in this job, or too late for it */
             atomic_fetch_add(&pool.spinning, 1);
             continue;
         }
-        ptrdiff_t begin = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 1);
-        ptrdiff_t end = chunk_start(pool.begin, pool.end, pool.grain, chunks, index + 2);
         fa_fpenv_t own_env;
         fa_fpenv_get(&own_env);
-        fa_fpenv_enter(&pool.caller_env);
-        if (end > begin) pool.body(pool.ctx, begin, end);
-        int raised = fa_fpenv_raised();
-        fa_fpenv_set(&own_env);
-        if (raised) atomic_fetch_or(&pool.raised, raised);
-        atomic_fetch_add(&pool.spinning, 1); /* before pending: the next caller sees a warm pool */
-        if (atomic_fetch_sub(&pool.pending, 1) == 1 && atomic_load(&pool.caller_parked)) {
-            fa_lock(&pool.lock);
-            fa_cond_signal(&pool.done);
-            fa_unlock(&pool.lock);
+        fa_fpenv_enter(&pool.caller_env); /* the job cannot end before this block: its fields stand */
+        for (; b >= 0; b = claim_block(seen)) {
+            run_block(seen, b);
+            int raised = fa_fpenv_raised(); /* handed over before the block counts as done */
+            if (raised) atomic_fetch_or(&pool.raised, raised);
+            finish_block();
         }
+        fa_fpenv_set(&own_env);
+        atomic_fetch_add(&pool.spinning, 1);
     }
 }
 
@@ -235,10 +267,15 @@ static void reset_after_fork(void) {
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
 #endif
 
-/* Publish a job of `chunks` chunks over [begin, end), run chunk 0 here, wait
- * for the rest and raise the workers' flags here. The caller holds in_use. */
+/* Publish a job of `chunks` participants over [begin, end), claim and run
+ * blocks here (at most `own_blocks`), wait for the rest and raise the
+ * workers' flags here. Returns the time of the caller's blocks, their
+ * elements in *own. The caller holds in_use. */
 static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grain, fa_range_fn body, void *ctx,
-                      double *waited) {
+                      int own_blocks, ptrdiff_t *own) {
+    ptrdiff_t grains = (end - begin + grain - 1) / grain;
+    int blocks = chunks * FA_BLOCKS_PER_CHUNK;
+    if (blocks > grains) blocks = grains > chunks ? (int)grains : chunks;
     pool.begin = begin;
     pool.end = end;
     pool.grain = grain;
@@ -246,19 +283,25 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     pool.ctx = ctx;
     fa_fpenv_get(&pool.caller_env);
     atomic_store(&pool.raised, 0);
-    atomic_store(&pool.pending, chunks - 1);
-    uint64_t next = ((atomic_load(&pool.generation) >> FA_CHUNK_BITS) + 1) << FA_CHUNK_BITS;
-    atomic_store(&pool.generation, next | (uint64_t)chunks);
+    atomic_store(&pool.pending, blocks);
+    uint64_t count = (atomic_load(&pool.generation) >> 32) + 1;
+    uint64_t next = count << 32 | (uint64_t)blocks << FA_CHUNK_BITS | (uint64_t)chunks;
+    atomic_store(&pool.claim, count << 32);
+    atomic_store(&pool.generation, next);
     if (atomic_load(&pool.sleepers) > 0) {
         fa_lock(&pool.lock);
         fa_cond_broadcast(&pool.wake);
         fa_unlock(&pool.lock);
     }
 
-    ptrdiff_t mine = chunk_start(begin, end, grain, chunks, 1);
+    ptrdiff_t done = 0;
     double started = fa_now_ns();
-    if (mine > begin) body(ctx, begin, mine);
+    for (int b; own_blocks-- > 0 && (b = claim_block(next)) >= 0;) {
+        done += run_block(next, b);
+        atomic_fetch_sub(&pool.pending, 1);
+    }
     double took = fa_now_ns() - started;
+    if (own) *own = done;
 
     double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
     for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
@@ -273,7 +316,6 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
             break;
         }
     }
-    if (waited) *waited = fa_now_ns() - finished;
     int raised = atomic_load(&pool.raised);
     if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
     return took;
@@ -294,20 +336,20 @@ static void measure_wake(void) {
     double hot[15], cold[5];
     for (int i = 0; i < 15; i++) {
         double t = fa_now_ns();
-        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, NULL);
+        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, 1, NULL);
         hot[i] = fa_now_ns() - t;
     }
     for (int i = 0; i < 5; i++) {
         double give_up = fa_now_ns() + 20e6;
         while (atomic_load(&pool.sleepers) < pool.workers && fa_now_ns() < give_up) fa_nap();
         double t = fa_now_ns();
-        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, NULL);
+        run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, 1, NULL);
         cold[i] = fa_now_ns() - t;
     }
     qsort(hot, 15, sizeof hot[0], compare_doubles);
     qsort(cold, 5, sizeof cold[0], compare_doubles);
-    pool.base_ns[1] = pool.wake_ns[1] = hot[7];
-    pool.base_ns[0] = pool.wake_ns[0] = cold[2] > hot[7] ? cold[2] : hot[7];
+    pool.wake_ns[1] = hot[7];
+    pool.wake_ns[0] = cold[2] > hot[7] ? cold[2] : hot[7];
 }
 
 /* Start workers up to `wanted` (measuring the wake cost when the pool grows);
@@ -336,7 +378,7 @@ double fa_wake_ns(int hot) { return pool.workers > 0 ? pool.wake_ns[hot ? 1 : 0]
 
 ptrdiff_t fa_min_per_thread(double ns_per_element) {
     double wake = pool.workers > 0 ? pool.wake_ns[0] : FA_WAKE_GUESS_NS;
-    double n = FA_WORTH * wake / (ns_per_element > 0 ? ns_per_element : 1e-3);
+    double n = FA_WORTH * wake / 2 / (ns_per_element > 0 ? ns_per_element : 1e-3); /* two threads' share each */
     ptrdiff_t elements = n > 1e15 ? (ptrdiff_t)1e15 : (ptrdiff_t)n + 1;
     return elements < FA_PROBE ? FA_PROBE : elements;
 }
@@ -376,19 +418,14 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
     if (fixed > 0) {
         if (rest / fixed < chunks) chunks = (int)(rest / fixed);
     } else {
-        /* each chunk's work >= FA_WORTH wake costs of the pool as it is now
-         * (before the pool exists: a guess, refined once it has started) */
+        /* FA_WORTH wake costs of work per worker woken (the pool's state now;
+         * before the pool exists, a guess). Blocks are claimed, so a split
+         * gains wherever the work outlasts the wake-up: a worker that comes
+         * late leaves its blocks to the caller. */
         warm = pool.workers > 0 && atomic_load(&pool.spinning) >= pool.workers;
         double wake = pool.workers > 0 ? pool.wake_ns[warm ? 1 : 0] : FA_WAKE_GUESS_NS;
         double work = (double)rest * ps / 1000.0, worth = work / (FA_WORTH * (wake > 0 ? wake : 1.0));
-        if (worth < chunks) chunks = (int)worth;
-        if (chunks <= 1 && pool.workers > 0 && work >= 2 * FA_WORTH * pool.base_ns[warm]) {
-            /* Declined only because the followed wake cost is above the one
-             * measured at start (the machine was busy): let it decay back,
-             * so that a split is tried again once in a while. */
-            _Atomic double *w = &pool.wake_ns[warm];
-            *w = pool.base_ns[warm] + 0.97 * (*w - pool.base_ns[warm]);
-        }
+        if (worth < chunks - 1) chunks = 1 + (int)worth;
     }
     if (chunks > 1 && pool.workers < chunks - 1) grow_pool(chunks - 1);
     if (chunks > pool.workers + 1) chunks = pool.workers + 1;
@@ -399,15 +436,8 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
         if (fixed <= 0) record_cost(cost, fa_now_ns() - t, n - begin);
         return;
     }
-    double waited = 0, took = run_job(chunks, begin, n, grain, body, ctx, &waited);
-    if (fixed <= 0) {
-        /* What the caller waited for the workers after its own chunk is the
-         * wake cost as it is now (a loaded machine delays the workers): follow
-         * it, so that a busy machine splits less. Updated only by the caller
-         * holding the pool. */
-        _Atomic double *wake = &pool.wake_ns[warm];
-        *wake = 0.875 * *wake + 0.125 * (waited > 100.0 ? waited : 100.0);
-    }
+    ptrdiff_t own = 0;
+    double took = run_job(chunks, begin, n, grain, body, ctx, INT32_MAX, &own);
     atomic_flag_clear(&pool.in_use);
-    if (fixed <= 0) record_cost(cost, took, chunk_start(begin, n, grain, chunks, 1) - begin);
+    if (fixed <= 0) record_cost(cost, took, own);
 }
