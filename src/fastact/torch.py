@@ -35,7 +35,7 @@ __all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", 
            "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax", "glu",
            "swiglu", "geglu", "GELU", "SiLU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid", "Mish", "ELU",
            "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax", "LogSoftmax",
-           "GLU", "replace_activations"]
+           "GLU", "replace_activations", "ReplacedActivations"]
 
 _DTYPES = {torch.float32, torch.float64, torch.float16} | ({torch.bfloat16} if _HAVE_ML_DTYPES else set())
 
@@ -495,24 +495,151 @@ _DROP_INS = {cls.__bases__[-1]: cls for cls in (GELU, SiLU, ReLU, Sigmoid, Tanh,
                                                  Softmax, LogSoftmax, GLU)}
 
 
+# Other libraries' activation classes, by qualified name (never imported
+# here): the drop-in that computes the same function, with its arguments.
+# Each is checked on a probe before it is swapped (_probe_differs).
+_FOREIGN = {
+    # transformers.activations (PytorchGELUTanh is GELUTanh)
+    "transformers.activations.GELUActivation": (GELU, {}),
+    "transformers.activations.NewGELUActivation": (GELU, {"approximate": "tanh"}),
+    "transformers.activations.GELUTanh": (GELU, {"approximate": "tanh"}),
+    "transformers.activations.FastGELUActivation": (GELU, {"approximate": "tanh"}),
+    "transformers.activations.AccurateGELUActivation": (GELU, {"approximate": "tanh"}),
+    "transformers.activations.SiLUActivation": (SiLU, {}),
+    "transformers.activations.MishActivation": (Mish, {}),
+    # timm.layers (activations.py, and activations_me.py's memory-efficient forms)
+    "timm.layers.activations.GELU": (GELU, {}),
+    "timm.layers.activations.GELUTanh": (GELU, {"approximate": "tanh"}),
+    "timm.layers.activations.Swish": (SiLU, {}),
+    "timm.layers.activations.Sigmoid": (Sigmoid, {}),
+    "timm.layers.activations.Tanh": (Tanh, {}),
+    "timm.layers.activations.HardSigmoid": (Hardsigmoid, {}),
+    "timm.layers.activations.HardSwish": (Hardswish, {}),
+    "timm.layers.activations.Mish": (Mish, {}),
+    "timm.layers.activations_me.SwishMe": (SiLU, {}),
+    "timm.layers.activations_me.MishMe": (Mish, {}),
+    "timm.layers.activations_me.HardSigmoidMe": (Hardsigmoid, {}),
+    "timm.layers.activations_me.HardSwishMe": (Hardswish, {}),
+}
+# Known classes that compute something fastact does not: reported, left alone.
+_FOREIGN_OTHER = {
+    "transformers.activations.QuickGELUActivation": "x·sigmoid(1.702x), which fastact does not compute",
+    "transformers.activations.ClippedGELUActivation": "GELU clipped to [min, max], which fastact does not compute",
+    "transformers.activations.LinearActivation": "the identity",
+    "transformers.activations.ReLUSquaredActivation": "relu(x)², which fastact does not compute",
+    "transformers.activations.LaplaceActivation": "a Laplace-CDF activation, which fastact does not compute",
+    "transformers.activations.SqrtSoftplusActivation": "sqrt(softplus(x)), which fastact does not compute",
+    "transformers.activations.XIELUActivation": "xIELU (learned), which fastact does not compute",
+    "timm.layers.activations.QuickGELU": "x·sigmoid(1.702x), which fastact does not compute",
+    "timm.layers.activations.PReLU": "PReLU (learned slopes), which fastact does not compute",
+    "timm.layers.activations.HardMish": "hard-Mish, which fastact does not compute",
+    "timm.layers.activations_me.HardMishMe": "hard-Mish, which fastact does not compute",
+}
+
+
+class ReplacedActivations(dict):
+    """replace_activations' result: {qualified name: class name} of what was
+    swapped, and `skipped`, {qualified name: why} of the activation modules
+    recognised but left as they were."""
+
+    def __init__(self):
+        super().__init__()
+        self.skipped = {}
+
+
+def _qualified(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _model_dtype(model):
+    for p in model.parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return torch.get_default_dtype()
+
+
+def _probe_differs(original, replacement, dtype):
+    """Why replacement is not original's function on a probe of dtype (None
+    when it is): both run on the same inputs, from tiny to past the clamps,
+    and must agree within a tolerance far above either's rounding and far
+    below any other function's distance (QuickGELU differs by 2e-2, a clip at
+    10 by more)."""
+    if dtype not in _DTYPES:
+        return f"the model's dtype {dtype} is not one fastact computes"
+    grid = torch.linspace(-30.0, 30.0, 2401, dtype=torch.float64)
+    tiny = torch.tensor([0.0, -0.0, 1e-30, -1e-30, 1e-7, -1e-7, 0.1, -0.1], dtype=torch.float64)
+    probe = torch.cat([grid, tiny]).to(dtype)
+    with torch.no_grad():  # forward itself: the modules' hooks are not the probe's business
+        try:
+            theirs = original.forward(probe.clone()).to(torch.float64)
+        except Exception as exc:  # a module that cannot run alone (needs other inputs, state)
+            return f"it could not be run on a probe ({type(exc).__name__}: {exc})"
+        ours = replacement.forward(probe.clone()).to(torch.float64)
+    tolerance = 1e-4 if dtype in (torch.float32, torch.float64) else 2e-2
+    excess = (ours - theirs).abs() - tolerance * (1 + theirs.abs())
+    if theirs.shape != ours.shape or not bool((excess <= 0).all()):
+        at = int(excess.argmax()) if theirs.shape == ours.shape else 0
+        return (f"its output differs from fastact's {type(replacement).__name__} on a probe "
+                f"(at x = {float(probe[at]):g}: {float(theirs[at]):g} against {float(ours[at]):g})")
+    return None
+
+
+def _replacement(child, precision):
+    """(drop-in module for child, None) or (None, why not) or (None, None) when
+    child is no activation fastact knows."""
+    drop_in = _DROP_INS.get(type(child))
+    if drop_in is not None:  # torch's own: the same settings, no probe needed
+        replacement = drop_in.__new__(drop_in)
+        replacement.__dict__.update(child.__dict__)
+        replacement.precision = precision
+        return replacement, None
+    name = _qualified(type(child))
+    if name in _FOREIGN_OTHER:
+        return None, _FOREIGN_OTHER[name]
+    if name not in _FOREIGN:
+        return None, None
+    drop_in, kwargs = _FOREIGN[name]
+    if getattr(child, "inplace", False) and drop_in not in (GELU, Sigmoid, Tanh):
+        kwargs = dict(kwargs, inplace=True)
+    replacement = drop_in(**kwargs, precision=precision)
+    for key in ("training", "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                "_backward_pre_hooks", "_is_full_backward_hook"):
+        if key in child.__dict__:
+            replacement.__dict__[key] = child.__dict__[key]
+    return replacement, None
+
+
 def replace_activations(model, *, precision="fast"):
-    """Swap torch's activation modules inside model for fastact's, in place,
+    """Swap the activation modules inside model for fastact's, in place,
     keeping their settings, hooks and training mode, in fastact's `precision`
-    tier. Returns {qualified name: torch class name} of what was swapped.
-    Only exact torch classes are swapped (not subclasses of them), and model
-    itself is left as it is."""
+    tier: torch's own classes (exactly, not subclasses), and those of
+    transformers and timm that compute one of fastact's functions (known by
+    qualified name; neither package is imported), each after a probe in the
+    model's dtype shows the replacement computes the same function. model
+    itself is left as it is. Returns {qualified name: class name} of what was
+    swapped; its `skipped` is {qualified name: why} of the activations it
+    recognised and left alone (QuickGELU, clipped GELU, a probe that
+    disagreed, ...)."""
     if precision not in ("fast", "accurate"):
         raise ValueError(f"fastact.torch.replace_activations: precision must be 'fast' or 'accurate', "
                          f"not {precision!r}")
-    swapped = {}
+    result, dtype, checked = ReplacedActivations(), None, {}
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
-            drop_in = _DROP_INS.get(type(child))
-            if drop_in is None:
+            where = f"{parent_name}.{child_name}" if parent_name else child_name
+            replacement, why = _replacement(child, precision)
+            if replacement is not None and type(child) not in _DROP_INS:
+                dtype = dtype or _model_dtype(model)
+                key = (type(child), repr(child), dtype)  # one probe per kind of module
+                if key not in checked:
+                    checked[key] = _probe_differs(child, replacement, dtype)
+                why = checked[key]
+                replacement = None if why else replacement
+            if replacement is None:
+                if why:
+                    result.skipped[where] = f"{_qualified(type(child))}: {why}"
                 continue
-            replacement = drop_in.__new__(drop_in)
-            replacement.__dict__.update(child.__dict__)
-            replacement.precision = precision
             setattr(parent, child_name, replacement)
-            swapped[f"{parent_name}.{child_name}" if parent_name else child_name] = type(child).__name__
-    return swapped
+            result[where] = type(child).__name__
+    return result

@@ -1,0 +1,157 @@
+"""replace_activations on other libraries' activation classes: the ones of
+transformers and timm that compute a fastact function are swapped after a
+probe agrees, the others are reported and left alone. Stand-ins with the
+real qualified names run everywhere; real transformers models (built from
+configs, random weights, nothing downloaded) run where transformers is
+installed."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import fastact.torch as fat  # noqa: E402
+
+
+def stand_in(qualname, forward, module="transformers.activations", **attrs):
+    """A module class named as another library's, computing `forward`."""
+    namespace = {"forward": lambda self, x: forward(x), "__module__": module, "__qualname__": qualname}
+    cls = type(qualname, (torch.nn.Module,), namespace)
+    instance = cls()
+    instance.__dict__.update(attrs)
+    return instance
+
+
+def new_gelu(x):  # GPT-2's formula, as transformers writes it
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def block(activation, dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), activation, torch.nn.Linear(16, 4)).to(dtype).eval()
+
+
+@pytest.mark.parametrize("qualname, module, forward, expected, approximate", [
+    ("GELUActivation", "transformers.activations", F.gelu, fat.GELU, "none"),
+    ("NewGELUActivation", "transformers.activations", new_gelu, fat.GELU, "tanh"),
+    ("GELUTanh", "transformers.activations", lambda x: F.gelu(x, approximate="tanh"), fat.GELU, "tanh"),
+    ("FastGELUActivation", "transformers.activations",
+     lambda x: 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))), fat.GELU, "tanh"),
+    ("SiLUActivation", "transformers.activations", F.silu, fat.SiLU, None),
+    ("MishActivation", "transformers.activations", F.mish, fat.Mish, None),
+    ("GELU", "timm.layers.activations", F.gelu, fat.GELU, "none"),
+    ("Swish", "timm.layers.activations", lambda x: x * torch.sigmoid(x), fat.SiLU, None),
+    ("HardSwishMe", "timm.layers.activations_me", F.hardswish, fat.Hardswish, None),
+])
+def test_foreign_activation_swapped_after_its_probe(qualname, module, forward, expected, approximate):
+    model = block(stand_in(qualname, forward, module))
+    x = torch.randn(32, 8) * 3
+    with torch.no_grad():
+        before = model(x)
+    result = fat.replace_activations(model)
+    assert dict(result) == {"1": qualname} and result.skipped == {}
+    assert type(model[1]) is expected and model[1].precision == "fast"
+    if approximate is not None:
+        assert model[1].approximate == approximate
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), before, rtol=1e-5, atol=1e-6)
+    assert fat.replace_activations(model) == {}  # nothing left to swap
+
+
+@pytest.mark.parametrize("qualname, module, words", [
+    ("QuickGELUActivation", "transformers.activations", "1.702"),
+    ("ClippedGELUActivation", "transformers.activations", "clipped"),
+    ("QuickGELU", "timm.layers.activations", "1.702"),
+])
+def test_known_other_functions_reported_and_left_alone(qualname, module, words):
+    activation = stand_in(qualname, lambda x: x * torch.sigmoid(1.702 * x), module)
+    model = block(activation)
+    result = fat.replace_activations(model)
+    assert result == {} and model[1] is activation
+    assert list(result.skipped) == ["1"] and words in result.skipped["1"] and qualname in result.skipped["1"]
+
+
+def test_known_name_computing_something_else_fails_its_probe():
+    """A class under a known name whose forward is not that function (a
+    subclass in disguise, a patched forward) is left alone, with the place
+    where the probe disagreed."""
+    impostor = stand_in("NewGELUActivation", torch.relu)
+    clipped = stand_in("GELUActivation", lambda x: F.gelu(x).clamp(-10.0, 10.0))
+    model = torch.nn.Sequential(block(impostor), block(clipped))
+    result = fat.replace_activations(model)
+    assert result == {} and model[0][1] is impostor and model[1][1] is clipped
+    assert set(result.skipped) == {"0.1", "1.1"}
+    assert all("differs from fastact's GELU on a probe" in why for why in result.skipped.values())
+
+
+def test_unknown_classes_untouched_and_unreported():
+    other = stand_in("MyActivation", torch.tanh, module="mymodels.layers")
+    model = block(other)
+    result = fat.replace_activations(model)
+    assert result == {} and result.skipped == {} and model[1] is other
+
+
+def test_hooks_and_training_mode_kept():
+    """The hooks move to the replacement; the probe does not fire them."""
+    activation = stand_in("SiLUActivation", F.silu)
+    model = block(activation).train()
+    seen = []
+    activation.register_forward_hook(lambda module, args, output: seen.append(type(module).__name__))
+    fat.replace_activations(model, precision="accurate")
+    assert type(model[1]) is fat.SiLU and model[1].training and model[1].precision == "accurate"
+    model(torch.randn(4, 8))
+    assert seen == ["SiLU"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_probe_in_the_models_dtype(dtype):
+    if dtype not in fat._DTYPES:
+        pytest.skip("bfloat16 needs ml_dtypes")
+    model = block(stand_in("NewGELUActivation", new_gelu), dtype)
+    x = (torch.randn(16, 8) * 3).to(dtype)
+    with torch.no_grad():
+        before = model(x)
+    assert dict(fat.replace_activations(model)) == {"1": "NewGELUActivation"}
+    loose = {} if dtype == torch.float64 else {"rtol": 2e-2, "atol": 2e-2}  # the formula's own 16-bit roundings
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), before, **loose)
+
+
+# ---- real models, where transformers is installed ---------------------------
+
+def transformers_models():
+    transformers = pytest.importorskip("transformers")
+    small = dict(num_hidden_layers=2, num_attention_heads=2)
+    return {
+        "bert": (transformers.BertModel(transformers.BertConfig(hidden_size=64, intermediate_size=128,
+                                                                vocab_size=100, **small)),
+                 {"GELUActivation": 2, "Tanh": 1}),
+        "gpt2": (transformers.GPT2Model(transformers.GPT2Config(n_embd=64, n_layer=2, n_head=2, vocab_size=100,
+                                                                bos_token_id=0, eos_token_id=0)),
+                 {"NewGELUActivation": 2}),
+        "llama": (transformers.LlamaModel(transformers.LlamaConfig(hidden_size=64, intermediate_size=128,
+                                                                   num_key_value_heads=2, vocab_size=100, **small)),
+                  {"SiLUActivation": 2}),
+        "vit": (transformers.ViTModel(transformers.ViTConfig(hidden_size=64, intermediate_size=128, image_size=32,
+                                                             patch_size=8, **small)),
+                {"GELUActivation": 2, "Tanh": 1}),
+    }
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "vit"])
+def test_transformers_models_swapped_and_unchanged(name):
+    torch.manual_seed(0)
+    model, expected = transformers_models()[name]
+    model.eval()
+    inputs = ({"pixel_values": torch.randn(2, 3, 32, 32)} if name == "vit"
+              else {"input_ids": torch.randint(0, 100, (2, 16))})
+    with torch.no_grad():
+        before = model(**inputs).last_hidden_state
+    result = fat.replace_activations(model)
+    counts = {}
+    for cls in result.values():
+        counts[cls] = counts.get(cls, 0) + 1
+    assert counts == expected and result.skipped == {}
+    with torch.no_grad():
+        torch.testing.assert_close(model(**inputs).last_hidden_state, before, rtol=1e-5, atol=1e-5)
