@@ -155,3 +155,34 @@ def test_transformers_models_swapped_and_unchanged(name):
     assert counts == expected and result.skipped == {}
     with torch.no_grad():
         torch.testing.assert_close(model(**inputs).last_hidden_state, before, rtol=1e-5, atol=1e-5)
+
+
+# ---- the inference path: no custom-op dispatch where no autograd looks ------
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "no_grad_required"])
+def test_untracked_calls_equal_the_custom_op(mode):
+    """Under no_grad / inference_mode (or for inputs that need no gradient)
+    the functions call the kernel on the tensor's memory: the same bits as
+    the custom op, a tensor of its own, and no graph."""
+    x = torch.randn(3, 258, dtype=torch.float32) * 4
+    x.requires_grad_(mode == "no_grad_required")
+    cases = [(fat.gelu, {}), (fat.gelu, {"approximate": "tanh"}), (fat.silu, {}), (fat.tanh, {}),
+             (fat.softplus, {"beta": 2.0, "threshold": 10.0}), (fat.softmax, {"dim": 1}), (fat.glu, {"dim": 1}),
+             (fat.elu, {"alpha": 0.5, "precision": "accurate"})]
+    expected = [f(x.detach(), **kw) for f, kw in cases]  # through the custom op
+    context = torch.inference_mode() if mode == "inference_mode" else torch.no_grad()
+    with context:
+        for (f, kw), want in zip(cases, expected):
+            got = f(x, **kw)
+            assert got.grad_fn is None and not got.requires_grad
+            assert got.data_ptr() != x.data_ptr()
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_tracked_calls_keep_the_custom_op():
+    x = torch.randn(64, requires_grad=True)
+    y = fat.gelu(x)
+    assert y.grad_fn is not None
+    compiled = torch.compile(lambda t: fat.silu(t) * 2, fullgraph=True, backend="aot_eager")
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x.detach()), fat.silu(x.detach()) * 2, rtol=0, atol=0)

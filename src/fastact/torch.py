@@ -101,6 +101,7 @@ class _Op:
             forward([_array(t) for t in tensors], values, _array(out))
             return out
 
+
         def fake_forward(*args):
             return args[0].new_empty(shape(args[:n], args[n:]), dtype=dtype(args[:n]))
 
@@ -222,6 +223,10 @@ _FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into 
 
 
 def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
+    if not inplace and len(tensors) == 1:
+        result = _run_untracked(key, tensors[0], values, precision)
+        if result is not None:
+            return result
     if precision not in ("fast", "accurate"):
         raise ValueError(f"fastact.torch.{name}: precision must be 'fast' or 'accurate', not {precision!r}")
     for t in tensors:
@@ -241,6 +246,31 @@ def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
         torch.autograd.graph.increment_version(x)  # a tensor saved for backward was overwritten
         return x
     return _OPS[key].op(*tensors, *values, precision)
+
+
+# For inference: fastact's NumPy function of one tensor, straight on its memory
+_UNTRACKED = {
+    "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
+    "silu": fa.silu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
+    "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
+    "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
+    "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
+}
+_UNTRACKED_DTYPES = {torch.float32, torch.float64, torch.float16}
+
+
+def _run_untracked(key, x, values, precision):
+    """The result when no autograd graph, tracer or tensor subclass sees this
+    call (inference_mode, no_grad, or an input that needs no gradient): the
+    kernel on the tensor's memory, without the custom op's dispatch, which
+    costs more than a 1000-element kernel. None when that does not apply."""
+    if (type(x) is not torch.Tensor or not x.is_cpu or x.dtype not in _UNTRACKED_DTYPES or x.ndim == 0
+            or x.layout is not torch.strided or precision not in ("fast", "accurate")
+            or (x.requires_grad and torch.is_grad_enabled())
+            or torch.compiler.is_compiling() or torch.jit.is_tracing()):
+        return None
+    array = x.detach().numpy() if x.requires_grad else x.numpy()
+    return torch.from_numpy(_UNTRACKED[key](array, *values, precision=precision))
 
 
 def gelu(input, approximate="none", *, precision="fast"):
