@@ -186,25 +186,33 @@ def gelu_h(a):
     return a * gelu_g(a)
 
 
-def gelu_h_tables(intervals, degree, rounded):
-    """(mids, coefficient rows, worst relative error of the rounded fits) of H
-    on each interval; the first with mid 0 and c0 = 0 (G of degree - 1 times v)."""
+def interval_tables(f, f_over_a, intervals, degree, rounded):
+    """(mids, coefficient rows, worst relative error of the rounded fits) of f
+    on each interval, in v = a - mid; the first, from 0, with mid 0 and c0 = 0
+    (f(a)/a of degree - 1, times v), so that f of a tiny a keeps its relative
+    accuracy."""
     mids, rows, worst = [], [], mp.mpf(0)
     for n, (lo, hi) in enumerate(intervals):
         if n == 0:
             assert lo == 0
-            c, _ = fit_sequential(gelu_g, 0, hi, degree - 1, rounded)
-            worst = max(worst, max_rel_error(gelu_g, c, 0, hi, points=400))
+            c, _ = fit_sequential(f_over_a, 0, hi, degree - 1, rounded)
+            worst = max(worst, max_rel_error(f_over_a, c, 0, hi, points=400))
             mids.append(0.0)
             rows.append([0.0] + c)
             continue
         mid = rounded(mp.mpf(lo + hi) / 2)
-        h = lambda v, mid=mid: gelu_h(v + mid)  # noqa: E731
-        c, _ = fit_sequential(h, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
-        worst = max(worst, max_rel_error(h, c, lo - mid, hi - mid, points=400))
+        g = lambda v, mid=mid: f(v + mid)  # noqa: E731
+        c, _ = fit_sequential(g, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
+        worst = max(worst, max_rel_error(g, c, lo - mid, hi - mid, points=400))
         assert mid / 2 <= lo, "v = a - mid must be exact"
         mids.append(mid)
         rows.append(c)
+    return mids, rows, worst
+
+
+def gelu_h_tables(intervals, degree, rounded):
+    """interval_tables of H (G times a), padded to 8 intervals by repeating the last."""
+    mids, rows, worst = interval_tables(gelu_h, gelu_g, intervals, degree, rounded)
     while len(mids) < 8:
         mids.append(mids[-1]), rows.append(rows[-1])
     return mids, rows, worst
@@ -216,31 +224,15 @@ TANH_FAST_F = {"floor": 2.0**-4, "degree": 6, "clamp": 9.1}
 
 
 def tanh_tables(intervals, degree, clamp, rounded):
-    """(mids, coefficient rows, worst relative error of the rounded fits) of
-    tanh on each interval up to the clamp; the first with mid 0 and c0 = 0
-    (tanh(a)/a of degree - 1, times v)."""
-    mids, rows, worst = [], [], mp.mpf(0)
-    ratio = lambda v: mp.tanh(v) / v if v else mp.mpf(1)  # noqa: E731
-    for n, (lo, hi) in enumerate(intervals):
-        hi = min(hi, clamp)
-        if n == 0:
-            assert lo == 0
-            c, _ = fit_sequential(ratio, 0, hi, degree - 1, rounded)
-            worst = max(worst, max_rel_error(ratio, c, 0, hi, points=400))
-            mids.append(0.0)
-            rows.append([0.0] + c)
-            continue
-        mid = rounded(mp.mpf(lo + hi) / 2)
-        f = lambda v, mid=mid: mp.tanh(v + mid)  # noqa: E731
-        c, _ = fit_sequential(f, lo - mid, hi - mid, degree, rounded)  # c0's low part dropped
-        worst = max(worst, max_rel_error(f, c, lo - mid, hi - mid, points=400))
-        assert mid / 2 <= lo, "v = a - mid must be exact"
-        mids.append(mid)
-        rows.append(c)
-        if hi == clamp:
+    """interval_tables of tanh on the intervals up to the clamp, the last cut there."""
+    cut = []
+    for lo, hi in intervals:
+        cut.append((lo, min(hi, clamp)))
+        if hi >= clamp:
             break
-    assert hi == clamp, "the intervals must reach the clamp"
-    return mids, rows, worst
+    assert cut[-1][1] == clamp, "the intervals must reach the clamp"
+    ratio = lambda v: mp.tanh(v) / v if v else mp.mpf(1)  # noqa: E731
+    return interval_tables(mp.tanh, ratio, cut, degree, rounded)
 
 
 def horner_exact(coeffs, v, c0_lo=0.0):
