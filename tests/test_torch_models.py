@@ -186,3 +186,18 @@ def test_tracked_calls_keep_the_custom_op():
     compiled = torch.compile(lambda t: fat.silu(t) * 2, fullgraph=True, backend="aot_eager")
     with torch.no_grad():
         torch.testing.assert_close(compiled(x.detach()), fat.silu(x.detach()) * 2, rtol=0, atol=0)
+
+
+def test_torch_op_tables_follow_the_manifest():
+    """Every elementwise op with a derivative and every gated op of the
+    manifest is a fastact.torch op (by its name or torch's spelling), and the
+    untracked path knows every one-tensor op: a new activation cannot be left
+    out of the adapter unnoticed."""
+    from fastact._manifest import OPS
+    for op in OPS:
+        if not op.has_backward or op.kind == "bias":
+            continue
+        names = {op.name, *op.aliases}
+        assert names & set(fat._OPS), f"{op.name} is missing from fastact.torch"
+        if op.kind == "elementwise":
+            assert names & set(fat._UNTRACKED), f"{op.name} is missing from fastact.torch's untracked path"
