@@ -101,7 +101,6 @@ class _Op:
             forward([_array(t) for t in tensors], values, _array(out))
             return out
 
-
         def fake_forward(*args):
             return args[0].new_empty(shape(args[:n], args[n:]), dtype=dtype(args[:n]))
 
@@ -215,11 +214,17 @@ _OPS = {
                                                                               precision=precision, out=out)),
 }
 
-_FORWARD_ARRAYS = {  # for inplace=True without autograd: fastact straight into the tensor's memory
-    "silu": fa.silu, "relu": fa.relu, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
+# For inference: fastact's NumPy function of one tensor, straight on its memory
+_UNTRACKED = {
+    "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
+    "silu": fa.silu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
+    "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
     "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
-    "hardswish": fa.hardswish,
+    "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
 }
+# for inplace=True without autograd: fastact straight into the tensor's memory
+_FORWARD_ARRAYS = {key: _UNTRACKED[key] for key in ("silu", "relu", "mish", "elu", "selu", "celu", "leaky_relu",
+                                                    "relu6", "hardtanh", "hardsigmoid", "hardswish")}
 
 
 def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
@@ -248,14 +253,6 @@ def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
     return _OPS[key].op(*tensors, *values, precision)
 
 
-# For inference: fastact's NumPy function of one tensor, straight on its memory
-_UNTRACKED = {
-    "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
-    "silu": fa.silu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
-    "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
-    "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
-    "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
-}
 _UNTRACKED_DTYPES = {torch.float32, torch.float64, torch.float16}
 
 
