@@ -27,6 +27,12 @@
 /* tanh GELU: 2^k and the results stay normal below a = 21.15 (float32: 10.02) */
 #define FA_GELU_TANH_A_FAST 21.0
 #define FA_GELU_TANH_A_FAST_F 9.5f
+/* quick GELU: f(-a), f'(-a) round to -0 from a = 441.7 (float32: 63.84) */
+#define FA_QUICK_GELU_A_MAX 450.0
+#define FA_QUICK_GELU_A_MAX_F 66.0f
+/* quick GELU: 2^k and the results stay normal below a = 416.4 (float32: 51.52) */
+#define FA_QUICK_GELU_A_FAST 415.0
+#define FA_QUICK_GELU_A_FAST_F 51.0f
 /* GELU: f(-a), f'(-a) round to -0 from a = 38.67 (float32: 14.54) */
 #define FA_GELU_A_MAX 40.0
 #define FA_GELU_A_MAX_F 15.0f
@@ -47,6 +53,10 @@
 #define FA_TANH_C1F_LO -0x1.8579360000000p-25f /* -4.534068054340423e-08 */
 #define FA_TANH_C3F_HI 0x1.2444f20000000p-4f /* 0.07135481387376785 */
 #define FA_TANH_C3F_LO 0x1.49b16a0000000p-29f /* 2.3988324659995897e-09 */
+#define FA_QUICK_GELU_C_HI 0x1.b3b645a1cac08p+0 /* 1.702 */
+#define FA_QUICK_GELU_C_LO 0x1.89374bc6a7efap-55 /* 4.263256414560601e-17 */
+#define FA_QUICK_GELU_C_HI_F 0x1.b3b6460000000p+0f /* 1.7020000219345093 */
+#define FA_QUICK_GELU_C_LO_F -0x1.78d4fe0000000p-26f /* -2.1934509319976314e-08 */
 #define FA_LN2F_HI 0x1.62e4000000000p-1f /* 0.693145751953125 */
 #define FA_LN2F_LO 0x1.7f7d1c0000000p-20f /* 1.428606765330187e-06 */
 #define FA_LOG2EF 0x1.7154760000000p+0f /* 1.4426950216293335 */

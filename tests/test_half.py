@@ -144,14 +144,6 @@ def test_every_value(isa, variant, half, reference, direction):
 SMOOTH = [key for key, v in VARIANTS.items() if not v.op.exact and not v.op.params and "fast" in v.op.tiers]
 
 
-# exact values where float64 is not enough (see below), from mpmath
-MPMATH_FORWARD = {
-    "gelu": lambda mp, x: x * mp.ncdf(x),
-    "gelu_tanh": lambda mp, x: x / 2 * (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))),
-    "silu": lambda mp, x: x / (1 + mp.exp(-x)),
-}
-
-
 def correctly_rounded(forward, x, name, half):
     """The float64 values `forward` = name(x) rounded once to the type, and the
     count of those float64 itself puts exactly on a tie (bfloat16's inputs
@@ -164,9 +156,10 @@ def correctly_rounded(forward, x, name, half):
         ulp = spacing(forward, bits, emin)
         undecided = np.isfinite(forward) & (np.abs(forward) / ulp % 1 == 0.5)
     if undecided.any():
-        exact = MPMATH_FORWARD[name]
+        from exact_activations import ACTIVATIONS
+        exact = ACTIVATIONS[name][0]
         with mpmath.workdps(80):
-            side = [np.sign(float(exact(mpmath.mp, mpmath.mpf(float(v))) - mpmath.mpf(float(t))))
+            side = [np.sign(float(exact(mpmath.mpf(float(v))) - mpmath.mpf(float(t))))
                     for v, t in zip(widen(x[undecided]), forward[undecided])]
         assert 0 not in side
         expected[undecided] = forward[undecided] + np.array(side) * 0.5 * ulp[undecided]

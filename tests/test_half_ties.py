@@ -20,6 +20,7 @@ import fastact as fa
 from fastact._manifest import OPS_BY_NAME, TIERS
 
 mpmath = pytest.importorskip("mpmath")
+from exact_activations import ACTIVATIONS, sigmoid, softplus_grad  # noqa: E402
 try:
     import ml_dtypes
 except ImportError:
@@ -32,33 +33,6 @@ if ml_dtypes is not None:
     TYPES["bfloat16"] = (np.dtype(ml_dtypes.bfloat16), 2.0**-133, 2.0**-126)
 
 
-def sigmoid(x):
-    return 1 / (1 + mp.exp(-x))
-
-
-def gelu_tanh_parts(x):
-    k, c = mp.sqrt(2 / mp.pi), mp.mpf("0.044715")
-    t = mp.tanh(k * (x + c * x**3))
-    return x / 2 * (1 + t), (1 + t) / 2 + x / 2 * (1 - t**2) * k * (1 + 3 * c * x**2)
-
-
-def softplus_grad(x, beta):
-    return sigmoid(beta * x)
-
-
-# activation -> (value, derivative), exact
-ACTIVATIONS = {
-    "gelu": (lambda x: x * mp.ncdf(x), lambda x: mp.ncdf(x) + x * mp.npdf(x)),
-    "gelu_tanh": (lambda x: gelu_tanh_parts(x)[0], lambda x: gelu_tanh_parts(x)[1]),
-    "silu": (lambda x: x * sigmoid(x), lambda x: sigmoid(x) * (1 + x * (1 - sigmoid(x)))),
-    "sigmoid": (sigmoid, lambda x: sigmoid(x) * (1 - sigmoid(x))),
-    "tanh": (mp.tanh, lambda x: 1 - mp.tanh(x)**2),
-    "log_sigmoid": (lambda x: -mp.log(1 + mp.exp(-x)), lambda x: 1 - sigmoid(x)),
-    "mish": (lambda x: x * mp.tanh(mp.log(1 + mp.exp(x))),
-             lambda x: mp.tanh(mp.log(1 + mp.exp(x)))
-             + x * sigmoid(x) * (1 - mp.tanh(mp.log(1 + mp.exp(x)))**2)),
-    "hardswish": (lambda x: x * (x + 3) / 6, lambda x: (2 * x + 3) / 6),  # on (-3, 3)
-}
 # ops of one input: activation, or (value, derivative) with parameters
 ELEMENTWISE = {name: ACTIVATIONS[name] for name in ACTIVATIONS}
 ELEMENTWISE["softplus"] = (lambda x, beta: mp.log(1 + mp.exp(beta * x)) / beta, softplus_grad)

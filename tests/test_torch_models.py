@@ -39,9 +39,12 @@ def block(activation, dtype=torch.float32):
     ("FastGELUActivation", "transformers.activations",
      lambda x: 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))), fat.GELU, "tanh"),
     ("SiLUActivation", "transformers.activations", F.silu, fat.SiLU, None),
+    ("QuickGELUActivation", "transformers.activations", lambda x: x * torch.sigmoid(1.702 * x), fat.QuickGELU,
+     None),
     ("MishActivation", "transformers.activations", F.mish, fat.Mish, None),
     ("GELU", "timm.layers.activations", F.gelu, fat.GELU, "none"),
     ("Swish", "timm.layers.activations", lambda x: x * torch.sigmoid(x), fat.SiLU, None),
+    ("QuickGELU", "timm.layers.activations", lambda x: x * torch.sigmoid(1.702 * x), fat.QuickGELU, None),
     ("HardSwishMe", "timm.layers.activations_me", F.hardswish, fat.Hardswish, None),
 ])
 def test_foreign_activation_swapped_after_its_probe(qualname, module, forward, expected, approximate):
@@ -60,12 +63,12 @@ def test_foreign_activation_swapped_after_its_probe(qualname, module, forward, e
 
 
 @pytest.mark.parametrize("qualname, module, words", [
-    ("QuickGELUActivation", "transformers.activations", "1.702"),
     ("ClippedGELUActivation", "transformers.activations", "clipped"),
-    ("QuickGELU", "timm.layers.activations", "1.702"),
+    ("ReLUSquaredActivation", "transformers.activations", "relu(x)²"),
+    ("HardMish", "timm.layers.activations", "hard-Mish"),
 ])
 def test_known_other_functions_reported_and_left_alone(qualname, module, words):
-    activation = stand_in(qualname, lambda x: x * torch.sigmoid(1.702 * x), module)
+    activation = stand_in(qualname, lambda x: F.gelu(x).clamp(-10.0, 10.0), module)
     model = block(activation)
     result = fat.replace_activations(model)
     assert result == {} and model[1] is activation
@@ -136,10 +139,13 @@ def transformers_models():
         "vit": (transformers.ViTModel(transformers.ViTConfig(hidden_size=64, intermediate_size=128, image_size=32,
                                                              patch_size=8, **small)),
                 {"GELUActivation": 2, "Tanh": 1}),
+        "clip": (transformers.CLIPTextModel(transformers.CLIPTextConfig(hidden_size=64, intermediate_size=128,
+                                                                        vocab_size=100, **small)),
+                 {"QuickGELUActivation": 2}),
     }
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "vit"])
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "vit", "clip"])
 def test_transformers_models_swapped_and_unchanged(name):
     torch.manual_seed(0)
     model, expected = transformers_models()[name]

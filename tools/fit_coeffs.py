@@ -51,6 +51,8 @@ SIGMOID_A_MAX, SIGMOID_A_MAX_F = 760, 110
 SIGMOID_A_FAST, SIGMOID_A_FAST_F = 708, 87
 GELU_TANH_A_MAX, GELU_TANH_A_MAX_F = 22, 11
 GELU_TANH_A_FAST, GELU_TANH_A_FAST_F = 21, 9.5
+QUICK_GELU_A_MAX, QUICK_GELU_A_MAX_F = 450, 66
+QUICK_GELU_A_FAST, QUICK_GELU_A_FAST_F = 415, 51
 GELU_A_MAX, GELU_A_MAX_F = 40, 15
 GELU_A_FAST, GELU_A_FAST_F = 37, 13
 # a/2 is subnormal below TINY = 2^(min exponent + 1): a rounding tie there is
@@ -307,6 +309,11 @@ def tanh_coefficients():
     return c1, c1 * mp.mpf("0.044715")
 
 
+def quick_gelu_c():
+    """c of quick GELU, x·sigmoid(c x): the decimal 1.702 as published, at the working precision."""
+    return mp.mpf("1.702")
+
+
 def exp_argument_and_tails(name, a):
     """(h, N, T) at a >= 0 for f(x) = x g(x): the argument h(a) <= 0 of the
     kernel's exponential, N = -f(-a) = a g(-a) and T = f'(-a) = g(-a) - a g'(a).
@@ -320,6 +327,8 @@ def exp_argument_and_tails(name, a):
     if name == "gelu_tanh":
         c1, c3 = tanh_coefficients()
         z, dz = c1 * a + c3 * a**3, c1 + 3 * c3 * a * a
+    elif name == "quick_gelu":
+        z, dz = quick_gelu_c() * a, quick_gelu_c()
     else:
         z, dz = a, 1
     lower = 1 / (1 + mp.exp(z))  # g(-a) = sigmoid(-z)
@@ -358,6 +367,8 @@ def threshold_lines():
             ("sigmoid", "sigmoid", (SIGMOID_A_MAX, SIGMOID_A_MAX_F), (SIGMOID_A_FAST, SIGMOID_A_FAST_F)),
             ("tanh GELU", "gelu_tanh", (GELU_TANH_A_MAX, GELU_TANH_A_MAX_F),
              (GELU_TANH_A_FAST, GELU_TANH_A_FAST_F)),
+            ("quick GELU", "quick_gelu", (QUICK_GELU_A_MAX, QUICK_GELU_A_MAX_F),
+             (QUICK_GELU_A_FAST, QUICK_GELU_A_FAST_F)),
             ("GELU", "gelu", (GELU_A_MAX, GELU_A_MAX_F), (GELU_A_FAST, GELU_A_FAST_F))):
         saturated, normal = [], []
         for (suffix, emin, precision, _), top, fast in zip(formats, a_max, a_fast):
@@ -411,6 +422,10 @@ def constants():
     for name, value in (("FA_TANH_C1F", c1), ("FA_TANH_C3F", c3)):
         hi = to_float32(value)
         out += [(name + "_HI", hi, "f"), (name + "_LO", to_float32(value - mp.mpf(hi)), "f")]
+    hi, lo = double_double(quick_gelu_c())
+    out += [("FA_QUICK_GELU_C_HI", hi), ("FA_QUICK_GELU_C_LO", lo)]
+    hi = to_float32(quick_gelu_c())
+    out += [("FA_QUICK_GELU_C_HI_F", hi, "f"), ("FA_QUICK_GELU_C_LO_F", to_float32(quick_gelu_c() - mp.mpf(hi)), "f")]
     # float ln 2 with 16 significant bits: k * FA_LN2F_HI is exact for |k| < 2^8
     ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
     out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),

@@ -12,7 +12,7 @@ only if the rounded results agree. Deterministic: a fixed seed and a zip
 with fixed timestamps, so a rerun reproduces the file bit for bit.
 
 Arrays, for each name in gelu, gelu_tanh, silu, sigmoid, tanh, softplus,
-log_sigmoid, mish, elu, selu, celu (default parameters: softplus beta = 1,
+log_sigmoid, mish, elu, selu, celu, quick_gelu (default parameters: softplus beta = 1,
 threshold = 20; elu and celu alpha = 1; selu PyTorch's constants):
   {name}_x              float64 inputs (unique bit patterns, sorted by value)
   {name}_forward        f(x) correctly rounded to float64
@@ -21,7 +21,7 @@ threshold = 20; elu and celu alpha = 1; selu PyTorch's constants):
   {name}_backward_rem   as forward_rem
   {name}_scale          the size of f'(x)'s largest term, the unit of backward
                         error: |g(x)| + |x g'(x)| for f = x g (gelu, gelu_tanh,
-                        silu), |tanh(sp)| + |x sech(sp)^2 sigma(x)| for mish
+                        silu, quick_gelu), |tanh(sp)| + |x sech(sp)^2 sigma(x)| for mish
                         (sp = log(1 + e^x)), and |f'(x)| where f' is one term
                         (sigmoid: sigma(x) sigma(-x); the other new functions)
 and "meta", rows of (key, value) strings.
@@ -39,7 +39,7 @@ import mpmath as mp
 import numpy as np
 
 # the kernels' thresholds are typed once, in tools/fit_coeffs.py (next to this script)
-from fit_coeffs import GELU_A_MAX, GELU_TANH_A_MAX, SIGMOID_A_MAX, SILU_A_MAX
+from fit_coeffs import GELU_A_MAX, GELU_TANH_A_MAX, QUICK_GELU_A_MAX, SIGMOID_A_MAX, SILU_A_MAX, quick_gelu_c
 
 DPS = 50
 SEED = 20240611
@@ -77,7 +77,10 @@ RANGES = {"gelu": (float(GELU_A_MAX), 10.0, (-39.0, -37.0)),
           # -745.13 (-745.7); x > 0 gives x and 1 (times selu's scale)
           "elu": (750.0, 40.0, (-746.0, -700.0)),
           "selu": (750.0, 40.0, (-746.0, -700.0)),
-          "celu": (750.0, 40.0, (-746.0, -700.0))}
+          "celu": (750.0, 40.0, (-746.0, -700.0)),
+          # silu at 1.702 x: f ~ x e^(1.702 x) is subnormal from x ~ -419.8 and
+          # rounds to -0 from -441.7; f and f' round to x and 1 from x ~ 25
+          "quick_gelu": (float(QUICK_GELU_A_MAX), 30.0, (-442.0, -418.0))}
 # (the new functions) a range where f and f' are neither saturated nor tiny,
 # sampled once more: the bounds above stretch the linear sample of inputs()
 # over hundreds of units where only the tail is left
@@ -181,6 +184,8 @@ def exact(name, x):
             k = mp.mpf("0.044715")
             z = 2 * c * (x + k * x**3)
             dz = 2 * c * (1 + 3 * k * x * x)
+        elif name == "quick_gelu":
+            z, dz = quick_gelu_c() * x, quick_gelu_c()
         else:
             z, dz = x, 1
         gate = _sigmoid(z)

@@ -206,6 +206,14 @@ OPS = (
        backward_doc="grad_output·σ(x)·(1 + x·(1 - σ(x))); 1 at +inf, -0.0 at -inf.",
        algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),
        torch=("F.silu(x)", "aten.silu_backward(g, x)")),
+    Op("quick_gelu",
+       forward_tie_sides=_HALF_X_FORWARD, backward_tie_sides=_HALF_X_BACKWARD,
+       doc="x·σ(1.702·x), the sigmoid approximation of GELU (CLIP's QuickGELU; 1.702 the decimal). "
+           "-0.0 at -inf, +inf at +inf, NaN gives NaN.",
+       backward_doc="grad_output·σ(1.702·x)·(1 + 1.702·x·(1 - σ(1.702·x))); 1 at +inf, -0.0 at -inf.",
+       algorithm="lanes", cost="compute", ns_per_element=(1.6, 3.8),  # as silu's; not yet measured
+       torch=("x * aten.sigmoid(1.702 * x)",
+              "g * aten.sigmoid(1.702 * x) * (1 + 1.702 * x * (1 - aten.sigmoid(1.702 * x)))")),
     Op("sigmoid",
        backward_tie_sides=(TieSide(arg=1, coefficient=0.25, times=(0,), sign=-1),),  # g·(1/4 - x²/16)
        doc="σ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at "

@@ -50,218 +50,228 @@ cdef object _u_silu_backward = _make_ufunc(3, 1, 1, 2, 0, 1, (0, 1, 2), 'silu_ba
 cdef const void *_s_silu_backward[2]
 _s_silu_backward[0] = fa_loop_data(3, 1, 0)
 _s_silu_backward[1] = fa_loop_data(3, 1, 1)
-cdef object _u_sigmoid_accurate = _make_ufunc(4, 0, 0, 1, 0, 1, (0, 1, 2), 'sigmoid_accurate', 'sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_sigmoid_backward_accurate = _make_ufunc(4, 1, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_accurate', "sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_sigmoid = _make_ufunc(4, 0, 1, 1, 0, 1, (0, 1, 2), 'sigmoid', 'sigmoid(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+cdef object _u_quick_gelu_accurate = _make_ufunc(4, 0, 0, 1, 0, 1, (0, 1, 2), 'quick_gelu_accurate', "quick_gelu_accurate(x, /, out=None, *, where=True, ...)\n\nx·σ(1.702·x), the sigmoid approximation of GELU (CLIP's QuickGELU; 1.702 the decimal). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_quick_gelu_backward_accurate = _make_ufunc(4, 1, 0, 2, 0, 1, (0, 1, 2), 'quick_gelu_backward_accurate', "quick_gelu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(1.702·x)·(1 + 1.702·x·(1 - σ(1.702·x))); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_quick_gelu = _make_ufunc(4, 0, 1, 1, 0, 1, (0, 1, 2), 'quick_gelu', "quick_gelu(x, /, out=None, *, where=True, ...)\n\nx·σ(1.702·x), the sigmoid approximation of GELU (CLIP's QuickGELU; 1.702 the decimal). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.")
+cdef const void *_s_quick_gelu[2]
+_s_quick_gelu[0] = fa_loop_data(4, 0, 0)
+_s_quick_gelu[1] = fa_loop_data(4, 0, 1)
+cdef object _u_quick_gelu_backward = _make_ufunc(4, 1, 1, 2, 0, 1, (0, 1, 2), 'quick_gelu_backward', "quick_gelu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(1.702·x)·(1 + 1.702·x·(1 - σ(1.702·x))); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+cdef const void *_s_quick_gelu_backward[2]
+_s_quick_gelu_backward[0] = fa_loop_data(4, 1, 0)
+_s_quick_gelu_backward[1] = fa_loop_data(4, 1, 1)
+cdef object _u_sigmoid_accurate = _make_ufunc(5, 0, 0, 1, 0, 1, (0, 1, 2), 'sigmoid_accurate', 'sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_sigmoid_backward_accurate = _make_ufunc(5, 1, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_accurate', "sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_sigmoid = _make_ufunc(5, 0, 1, 1, 0, 1, (0, 1, 2), 'sigmoid', 'sigmoid(x, /, out=None, *, where=True, ...)\n\nσ(x) = 1/(1 + exp(-x)), the logistic sigmoid. +0.0 at -inf, 1 at +inf, 0.5 at 0, NaN gives NaN.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_sigmoid[2]
-_s_sigmoid[0] = fa_loop_data(4, 0, 0)
-_s_sigmoid[1] = fa_loop_data(4, 0, 1)
-cdef object _u_sigmoid_backward = _make_ufunc(4, 1, 1, 2, 0, 1, (0, 1, 2), 'sigmoid_backward', "sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_sigmoid[0] = fa_loop_data(5, 0, 0)
+_s_sigmoid[1] = fa_loop_data(5, 0, 1)
+cdef object _u_sigmoid_backward = _make_ufunc(5, 1, 1, 2, 0, 1, (0, 1, 2), 'sigmoid_backward', "sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(x)·(1 - σ(x)); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_sigmoid_backward[2]
-_s_sigmoid_backward[0] = fa_loop_data(4, 1, 0)
-_s_sigmoid_backward[1] = fa_loop_data(4, 1, 1)
-cdef object _u_tanh_accurate = _make_ufunc(5, 0, 0, 1, 0, 1, (0, 1, 2), 'tanh_accurate', 'tanh_accurate(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_tanh_backward_accurate = _make_ufunc(5, 1, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_accurate', "tanh_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_tanh = _make_ufunc(5, 0, 1, 1, 0, 1, (0, 1, 2), 'tanh', 'tanh(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+_s_sigmoid_backward[0] = fa_loop_data(5, 1, 0)
+_s_sigmoid_backward[1] = fa_loop_data(5, 1, 1)
+cdef object _u_tanh_accurate = _make_ufunc(6, 0, 0, 1, 0, 1, (0, 1, 2), 'tanh_accurate', 'tanh_accurate(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_tanh_backward_accurate = _make_ufunc(6, 1, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_accurate', "tanh_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_tanh = _make_ufunc(6, 0, 1, 1, 0, 1, (0, 1, 2), 'tanh', 'tanh(x, /, out=None, *, where=True, ...)\n\ntanh(x), the hyperbolic tangent. -1 at -inf, 1 at +inf, tanh(x) = x (rounded) for tiny x, NaN gives NaN.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_tanh[2]
-_s_tanh[0] = fa_loop_data(5, 0, 0)
-_s_tanh[1] = fa_loop_data(5, 0, 1)
-cdef object _u_tanh_backward = _make_ufunc(5, 1, 1, 2, 0, 1, (0, 1, 2), 'tanh_backward', "tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_tanh[0] = fa_loop_data(6, 0, 0)
+_s_tanh[1] = fa_loop_data(6, 0, 1)
+cdef object _u_tanh_backward = _make_ufunc(6, 1, 1, 2, 0, 1, (0, 1, 2), 'tanh_backward', "tanh_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - tanh(x)²); 0 at -inf and +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_tanh_backward[2]
-_s_tanh_backward[0] = fa_loop_data(5, 1, 0)
-_s_tanh_backward[1] = fa_loop_data(5, 1, 1)
-cdef object _u_softplus_accurate = _make_ufunc(6, 0, 0, 1, 2, 1, (0, 1, 2), 'softplus_accurate', "softplus_accurate(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
-cdef object _u_softplus_backward_accurate = _make_ufunc(6, 1, 0, 2, 2, 1, (0, 1, 2), 'softplus_backward_accurate', "softplus_backward_accurate(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
-cdef object _u_softplus = _make_ufunc(6, 0, 1, 1, 2, 1, (0, 1, 2), 'softplus', "softplus(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+_s_tanh_backward[0] = fa_loop_data(6, 1, 0)
+_s_tanh_backward[1] = fa_loop_data(6, 1, 1)
+cdef object _u_softplus_accurate = _make_ufunc(7, 0, 0, 1, 2, 1, (0, 1, 2), 'softplus_accurate', "softplus_accurate(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_softplus_backward_accurate = _make_ufunc(7, 1, 0, 2, 2, 1, (0, 1, 2), 'softplus_backward_accurate', "softplus_backward_accurate(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+cdef object _u_softplus = _make_ufunc(7, 0, 1, 1, 2, 1, (0, 1, 2), 'softplus', "softplus(x, beta, threshold, /, out=None, *, where=True, ...)\n\nlog(1 + exp(beta·x))/beta, and x where beta·x > threshold (PyTorch's rule). +0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
 cdef const void *_s_softplus[2]
-_s_softplus[0] = fa_loop_data(6, 0, 0)
-_s_softplus[1] = fa_loop_data(6, 0, 1)
-cdef object _u_softplus_backward = _make_ufunc(6, 1, 1, 2, 2, 1, (0, 1, 2), 'softplus_backward', "softplus_backward(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
+_s_softplus[0] = fa_loop_data(7, 0, 0)
+_s_softplus[1] = fa_loop_data(7, 0, 1)
+cdef object _u_softplus_backward = _make_ufunc(7, 1, 1, 2, 2, 1, (0, 1, 2), 'softplus_backward', "softplus_backward(grad_output, x, beta, threshold, /, out=None, *, where=True, ...)\n\ngrad_output·σ(beta·x), and grad_output where beta·x > threshold.\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): beta: the sharpness; a finite number > 0; threshold: beta·x above which the result is x; > 0.")
 cdef const void *_s_softplus_backward[2]
-_s_softplus_backward[0] = fa_loop_data(6, 1, 0)
-_s_softplus_backward[1] = fa_loop_data(6, 1, 1)
-cdef object _u_log_sigmoid_accurate = _make_ufunc(7, 0, 0, 1, 0, 1, (0, 1, 2), 'log_sigmoid_accurate', 'log_sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_log_sigmoid_backward_accurate = _make_ufunc(7, 1, 0, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward_accurate', "log_sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_log_sigmoid = _make_ufunc(7, 0, 1, 1, 0, 1, (0, 1, 2), 'log_sigmoid', 'log_sigmoid(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+_s_softplus_backward[0] = fa_loop_data(7, 1, 0)
+_s_softplus_backward[1] = fa_loop_data(7, 1, 1)
+cdef object _u_log_sigmoid_accurate = _make_ufunc(8, 0, 0, 1, 0, 1, (0, 1, 2), 'log_sigmoid_accurate', 'log_sigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_log_sigmoid_backward_accurate = _make_ufunc(8, 1, 0, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward_accurate', "log_sigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_log_sigmoid = _make_ufunc(8, 0, 1, 1, 0, 1, (0, 1, 2), 'log_sigmoid', 'log_sigmoid(x, /, out=None, *, where=True, ...)\n\nlog σ(x) = -softplus(-x) = min(x, 0) - log(1 + exp(-|x|)): no log(0) anywhere. -inf at -inf, -0.0 at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_log_sigmoid[2]
-_s_log_sigmoid[0] = fa_loop_data(7, 0, 0)
-_s_log_sigmoid[1] = fa_loop_data(7, 0, 1)
-cdef object _u_log_sigmoid_backward = _make_ufunc(7, 1, 1, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward', "log_sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_log_sigmoid[0] = fa_loop_data(8, 0, 0)
+_s_log_sigmoid[1] = fa_loop_data(8, 0, 1)
+cdef object _u_log_sigmoid_backward = _make_ufunc(8, 1, 1, 2, 0, 1, (0, 1, 2), 'log_sigmoid_backward', "log_sigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·σ(-x) = grad_output·(1 - σ(x)); 1 at -inf, 0 at +inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_log_sigmoid_backward[2]
-_s_log_sigmoid_backward[0] = fa_loop_data(7, 1, 0)
-_s_log_sigmoid_backward[1] = fa_loop_data(7, 1, 1)
-cdef object _u_mish_accurate = _make_ufunc(8, 0, 0, 1, 0, 1, (0, 1, 2), 'mish_accurate', 'mish_accurate(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_mish_backward_accurate = _make_ufunc(8, 1, 0, 2, 0, 1, (0, 1, 2), 'mish_backward_accurate', "mish_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_mish = _make_ufunc(8, 0, 1, 1, 0, 1, (0, 1, 2), 'mish', 'mish(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
+_s_log_sigmoid_backward[0] = fa_loop_data(8, 1, 0)
+_s_log_sigmoid_backward[1] = fa_loop_data(8, 1, 1)
+cdef object _u_mish_accurate = _make_ufunc(9, 0, 0, 1, 0, 1, (0, 1, 2), 'mish_accurate', 'mish_accurate(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_mish_backward_accurate = _make_ufunc(9, 1, 0, 2, 0, 1, (0, 1, 2), 'mish_backward_accurate', "mish_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_mish = _make_ufunc(9, 0, 1, 1, 0, 1, (0, 1, 2), 'mish', 'mish(x, /, out=None, *, where=True, ...)\n\nx·tanh(softplus(x)). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_mish[2]
-_s_mish[0] = fa_loop_data(8, 0, 0)
-_s_mish[1] = fa_loop_data(8, 0, 1)
-cdef object _u_mish_backward = _make_ufunc(8, 1, 1, 2, 0, 1, (0, 1, 2), 'mish_backward', "mish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_mish[0] = fa_loop_data(9, 0, 0)
+_s_mish[1] = fa_loop_data(9, 0, 1)
+cdef object _u_mish_backward = _make_ufunc(9, 1, 1, 2, 0, 1, (0, 1, 2), 'mish_backward', "mish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·(tanh(sp) + x·σ(x)·(1 - tanh(sp)²)), sp = softplus(x); 1 at +inf, -0.0 at -inf.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_mish_backward[2]
-_s_mish_backward[0] = fa_loop_data(8, 1, 0)
-_s_mish_backward[1] = fa_loop_data(8, 1, 1)
-cdef object _u_elu_accurate = _make_ufunc(9, 0, 0, 1, 1, 1, (0, 1, 2), 'elu_accurate', "elu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
-cdef object _u_elu_backward_accurate = _make_ufunc(9, 1, 0, 2, 1, 1, (0, 1, 2), 'elu_backward_accurate', "elu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
-cdef object _u_elu = _make_ufunc(9, 0, 1, 1, 1, 1, (0, 1, 2), 'elu', "elu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+_s_mish_backward[0] = fa_loop_data(9, 1, 0)
+_s_mish_backward[1] = fa_loop_data(9, 1, 1)
+cdef object _u_elu_accurate = _make_ufunc(10, 0, 0, 1, 1, 1, (0, 1, 2), 'elu_accurate', "elu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_elu_backward_accurate = _make_ufunc(10, 1, 0, 2, 1, 1, (0, 1, 2), 'elu_backward_accurate', "elu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+cdef object _u_elu = _make_ufunc(10, 0, 1, 1, 1, 1, (0, 1, 2), 'elu', "elu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x) - 1) for x <= 0. -alpha at -inf, +inf at +inf, elu(-0.0) = -0.0, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
 cdef const void *_s_elu[2]
-_s_elu[0] = fa_loop_data(9, 0, 0)
-_s_elu[1] = fa_loop_data(9, 0, 1)
-cdef object _u_elu_backward = _make_ufunc(9, 1, 1, 2, 1, 1, (0, 1, 2), 'elu_backward', "elu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
+_s_elu[0] = fa_loop_data(10, 0, 0)
+_s_elu[1] = fa_loop_data(10, 0, 1)
+cdef object _u_elu_backward = _make_ufunc(10, 1, 1, 2, 1, 1, (0, 1, 2), 'elu_backward', "elu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·alpha·exp(x) for x <= 0 (PyTorch's side at the kink: alpha at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; finite.")
 cdef const void *_s_elu_backward[2]
-_s_elu_backward[0] = fa_loop_data(9, 1, 0)
-_s_elu_backward[1] = fa_loop_data(9, 1, 1)
-cdef object _u_selu_accurate = _make_ufunc(10, 0, 0, 1, 0, 1, (0, 1, 2), 'selu_accurate', "selu_accurate(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.")
-cdef object _u_selu_backward_accurate = _make_ufunc(10, 1, 0, 2, 0, 1, (0, 1, 2), 'selu_backward_accurate', "selu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_selu = _make_ufunc(10, 0, 1, 1, 0, 1, (0, 1, 2), 'selu', "selu(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.")
+_s_elu_backward[0] = fa_loop_data(10, 1, 0)
+_s_elu_backward[1] = fa_loop_data(10, 1, 1)
+cdef object _u_selu_accurate = _make_ufunc(11, 0, 0, 1, 0, 1, (0, 1, 2), 'selu_accurate', "selu_accurate(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_selu_backward_accurate = _make_ufunc(11, 1, 0, 2, 0, 1, (0, 1, 2), 'selu_backward_accurate', "selu_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_selu = _make_ufunc(11, 0, 1, 1, 0, 1, (0, 1, 2), 'selu', "selu(x, /, out=None, *, where=True, ...)\n\nscale·x for x > 0, scale·alpha·(exp(x) - 1) for x <= 0, with PyTorch's constants alpha = 1.6732632423543772, scale = 1.0507009873554805 (the product taken exactly). -scale·alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.")
 cdef const void *_s_selu[2]
-_s_selu[0] = fa_loop_data(10, 0, 0)
-_s_selu[1] = fa_loop_data(10, 0, 1)
-cdef object _u_selu_backward = _make_ufunc(10, 1, 1, 2, 0, 1, (0, 1, 2), 'selu_backward', "selu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_selu[0] = fa_loop_data(11, 0, 0)
+_s_selu[1] = fa_loop_data(11, 0, 1)
+cdef object _u_selu_backward = _make_ufunc(11, 1, 1, 2, 0, 1, (0, 1, 2), 'selu_backward', "selu_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output·scale for x > 0, grad_output·scale·alpha·exp(x) for x <= 0.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_selu_backward[2]
-_s_selu_backward[0] = fa_loop_data(10, 1, 0)
-_s_selu_backward[1] = fa_loop_data(10, 1, 1)
-cdef object _u_celu_accurate = _make_ufunc(11, 0, 0, 1, 1, 1, (0, 1, 2), 'celu_accurate', "celu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
-cdef object _u_celu_backward_accurate = _make_ufunc(11, 1, 0, 2, 1, 1, (0, 1, 2), 'celu_backward_accurate', "celu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
-cdef object _u_celu = _make_ufunc(11, 0, 1, 1, 1, 1, (0, 1, 2), 'celu', "celu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+_s_selu_backward[0] = fa_loop_data(11, 1, 0)
+_s_selu_backward[1] = fa_loop_data(11, 1, 1)
+cdef object _u_celu_accurate = _make_ufunc(12, 0, 0, 1, 1, 1, (0, 1, 2), 'celu_accurate', "celu_accurate(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nAccurate tier: within 2 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_celu_backward_accurate = _make_ufunc(12, 1, 0, 2, 1, 1, (0, 1, 2), 'celu_backward_accurate', "celu_backward_accurate(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nAccurate tier: within 4 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+cdef object _u_celu = _make_ufunc(12, 0, 1, 1, 1, 1, (0, 1, 2), 'celu', "celu(x, alpha, /, out=None, *, where=True, ...)\n\nx for x > 0, alpha·(exp(x/alpha) - 1) for x <= 0 (x/alpha taken exactly). -alpha at -inf, +inf at +inf, NaN gives NaN.\n\nFast tier: within 4 ULP.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
 cdef const void *_s_celu[2]
-_s_celu[0] = fa_loop_data(11, 0, 0)
-_s_celu[1] = fa_loop_data(11, 0, 1)
-cdef object _u_celu_backward = _make_ufunc(11, 1, 1, 2, 1, 1, (0, 1, 2), 'celu_backward', "celu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
+_s_celu[0] = fa_loop_data(12, 0, 0)
+_s_celu[1] = fa_loop_data(12, 0, 1)
+cdef object _u_celu_backward = _make_ufunc(12, 1, 1, 2, 1, 1, (0, 1, 2), 'celu_backward', "celu_backward(grad_output, x, alpha, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·exp(x/alpha) for x <= 0 (1 at 0).\n\nFast tier: within 8 ULP of the derivative's largest term.\n\nThe parameters are inputs too (float64, broadcast like the arrays): alpha: the negative saturation value's size; a finite number > 0.")
 cdef const void *_s_celu_backward[2]
-_s_celu_backward[0] = fa_loop_data(11, 1, 0)
-_s_celu_backward[1] = fa_loop_data(11, 1, 1)
-cdef object _u_leaky_relu = _make_ufunc(12, 0, 0, 1, 1, 1, (0, 1, 2), 'leaky_relu', 'leaky_relu(x, negative_slope, /, out=None, *, where=True, ...)\n\nx for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.')
+_s_celu_backward[0] = fa_loop_data(12, 1, 0)
+_s_celu_backward[1] = fa_loop_data(12, 1, 1)
+cdef object _u_leaky_relu = _make_ufunc(13, 0, 0, 1, 1, 1, (0, 1, 2), 'leaky_relu', 'leaky_relu(x, negative_slope, /, out=None, *, where=True, ...)\n\nx for x > 0, negative_slope·x otherwise (one rounding). -inf at -inf, NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.')
 cdef const void *_s_leaky_relu[2]
-_s_leaky_relu[0] = fa_loop_data(12, 0, 0)
-_s_leaky_relu[1] = fa_loop_data(12, 0, 0)
-cdef object _u_leaky_relu_backward = _make_ufunc(12, 1, 0, 2, 1, 1, (0, 1, 2), 'leaky_relu_backward', "leaky_relu_backward(grad_output, x, negative_slope, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.")
+_s_leaky_relu[0] = fa_loop_data(13, 0, 0)
+_s_leaky_relu[1] = fa_loop_data(13, 0, 0)
+cdef object _u_leaky_relu_backward = _make_ufunc(13, 1, 0, 2, 1, 1, (0, 1, 2), 'leaky_relu_backward', "leaky_relu_backward(grad_output, x, negative_slope, /, out=None, *, where=True, ...)\n\ngrad_output for x > 0, grad_output·negative_slope for x <= 0 (PyTorch's side at the kink), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): negative_slope: the slope for x <= 0; finite.")
 cdef const void *_s_leaky_relu_backward[2]
-_s_leaky_relu_backward[0] = fa_loop_data(12, 1, 0)
-_s_leaky_relu_backward[1] = fa_loop_data(12, 1, 0)
-cdef object _u_relu6 = _make_ufunc(13, 0, 0, 1, 0, 1, (0, 1, 2), 'relu6', "relu6(x, /, out=None, *, where=True, ...)\n\nmin(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.")
+_s_leaky_relu_backward[0] = fa_loop_data(13, 1, 0)
+_s_leaky_relu_backward[1] = fa_loop_data(13, 1, 0)
+cdef object _u_relu6 = _make_ufunc(14, 0, 0, 1, 0, 1, (0, 1, 2), 'relu6', "relu6(x, /, out=None, *, where=True, ...)\n\nmin(max(x, 0), 6), PyTorch's clamp: relu6(-0.0) is -0.0 as there. NaN gives NaN. Exact.")
 cdef const void *_s_relu6[2]
-_s_relu6[0] = fa_loop_data(13, 0, 0)
-_s_relu6[1] = fa_loop_data(13, 0, 0)
-cdef object _u_relu6_backward = _make_ufunc(13, 1, 0, 2, 0, 1, (0, 1, 2), 'relu6_backward', "relu6_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.")
+_s_relu6[0] = fa_loop_data(14, 0, 0)
+_s_relu6[1] = fa_loop_data(14, 0, 0)
+cdef object _u_relu6_backward = _make_ufunc(14, 1, 0, 2, 0, 1, (0, 1, 2), 'relu6_backward', "relu6_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output for 0 < x < 6, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.")
 cdef const void *_s_relu6_backward[2]
-_s_relu6_backward[0] = fa_loop_data(13, 1, 0)
-_s_relu6_backward[1] = fa_loop_data(13, 1, 0)
-cdef object _u_hardtanh = _make_ufunc(14, 0, 0, 1, 2, 1, (0, 1, 2), 'hardtanh', 'hardtanh(x, min_val, max_val, /, out=None, *, where=True, ...)\n\nmin(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.')
+_s_relu6_backward[0] = fa_loop_data(14, 1, 0)
+_s_relu6_backward[1] = fa_loop_data(14, 1, 0)
+cdef object _u_hardtanh = _make_ufunc(15, 0, 0, 1, 2, 1, (0, 1, 2), 'hardtanh', 'hardtanh(x, min_val, max_val, /, out=None, *, where=True, ...)\n\nmin(max(x, min_val), max_val). NaN gives NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.')
 cdef const void *_s_hardtanh[2]
-_s_hardtanh[0] = fa_loop_data(14, 0, 0)
-_s_hardtanh[1] = fa_loop_data(14, 0, 0)
-cdef object _u_hardtanh_backward = _make_ufunc(14, 1, 0, 2, 2, 1, (0, 1, 2), 'hardtanh_backward', "hardtanh_backward(grad_output, x, min_val, max_val, /, out=None, *, where=True, ...)\n\ngrad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.")
+_s_hardtanh[0] = fa_loop_data(15, 0, 0)
+_s_hardtanh[1] = fa_loop_data(15, 0, 0)
+cdef object _u_hardtanh_backward = _make_ufunc(15, 1, 0, 2, 2, 1, (0, 1, 2), 'hardtanh_backward', "hardtanh_backward(grad_output, x, min_val, max_val, /, out=None, *, where=True, ...)\n\ngrad_output for min_val < x < max_val, 0 elsewhere (PyTorch's choice at both kinks), NaN where x is NaN. Exact.\n\nThe parameters are inputs too (float64, broadcast like the arrays): min_val: the lower bound; finite; max_val: the upper bound; finite, >= min_val.")
 cdef const void *_s_hardtanh_backward[2]
-_s_hardtanh_backward[0] = fa_loop_data(14, 1, 0)
-_s_hardtanh_backward[1] = fa_loop_data(14, 1, 0)
-cdef object _u_hardsigmoid_accurate = _make_ufunc(15, 0, 0, 1, 0, 1, (0, 1, 2), 'hardsigmoid_accurate', 'hardsigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6. 0 at -inf, 1 at +inf, NaN gives NaN.\n\nAccurate tier: exact.')
-cdef object _u_hardsigmoid_backward_accurate = _make_ufunc(15, 1, 0, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward_accurate', "hardsigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded in both tiers; NaN where x is NaN.\n\nAccurate tier: exact.")
-cdef object _u_hardsigmoid = _make_ufunc(15, 0, 1, 1, 0, 1, (0, 1, 2), 'hardsigmoid', 'hardsigmoid(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6. 0 at -inf, 1 at +inf, NaN gives NaN.\n\nFast tier: within 1.5 ULP.')
+_s_hardtanh_backward[0] = fa_loop_data(15, 1, 0)
+_s_hardtanh_backward[1] = fa_loop_data(15, 1, 0)
+cdef object _u_hardsigmoid_accurate = _make_ufunc(16, 0, 0, 1, 0, 1, (0, 1, 2), 'hardsigmoid_accurate', 'hardsigmoid_accurate(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6. 0 at -inf, 1 at +inf, NaN gives NaN.\n\nAccurate tier: exact.')
+cdef object _u_hardsigmoid_backward_accurate = _make_ufunc(16, 1, 0, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward_accurate', "hardsigmoid_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded in both tiers; NaN where x is NaN.\n\nAccurate tier: exact.")
+cdef object _u_hardsigmoid = _make_ufunc(16, 0, 1, 1, 0, 1, (0, 1, 2), 'hardsigmoid', 'hardsigmoid(x, /, out=None, *, where=True, ...)\n\nmin(max(x + 3, 0), 6)/6. 0 at -inf, 1 at +inf, NaN gives NaN.\n\nFast tier: within 1.5 ULP.')
 cdef const void *_s_hardsigmoid[2]
-_s_hardsigmoid[0] = fa_loop_data(15, 0, 0)
-_s_hardsigmoid[1] = fa_loop_data(15, 0, 1)
-cdef object _u_hardsigmoid_backward = _make_ufunc(15, 1, 1, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward', "hardsigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded in both tiers; NaN where x is NaN.\n\nFast tier: within 0.5 ULP of the derivative's largest term.")
+_s_hardsigmoid[0] = fa_loop_data(16, 0, 0)
+_s_hardsigmoid[1] = fa_loop_data(16, 0, 1)
+cdef object _u_hardsigmoid_backward = _make_ufunc(16, 1, 1, 2, 0, 1, (0, 1, 2), 'hardsigmoid_backward', "hardsigmoid_backward(grad_output, x, /, out=None, *, where=True, ...)\n\ngrad_output/6 for -3 < x < 3, 0 elsewhere (PyTorch's choice at both kinks), correctly rounded in both tiers; NaN where x is NaN.\n\nFast tier: within 0.5 ULP of the derivative's largest term.")
 cdef const void *_s_hardsigmoid_backward[2]
-_s_hardsigmoid_backward[0] = fa_loop_data(15, 1, 0)
-_s_hardsigmoid_backward[1] = fa_loop_data(15, 1, 1)
-cdef object _u_hardswish_accurate = _make_ufunc(16, 0, 0, 1, 0, 1, (0, 1, 2), 'hardswish_accurate', 'hardswish_accurate(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN.\n\nAccurate tier: exact.')
-cdef object _u_hardswish_backward_accurate = _make_ufunc(16, 1, 0, 2, 0, 1, (0, 1, 2), 'hardswish_backward_accurate', "hardswish_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks); NaN where x is NaN.\n\nAccurate tier: exact.")
-cdef object _u_hardswish = _make_ufunc(16, 0, 1, 1, 0, 1, (0, 1, 2), 'hardswish', 'hardswish(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN.\n\nFast tier: within 2 ULP.')
+_s_hardsigmoid_backward[0] = fa_loop_data(16, 1, 0)
+_s_hardsigmoid_backward[1] = fa_loop_data(16, 1, 1)
+cdef object _u_hardswish_accurate = _make_ufunc(17, 0, 0, 1, 0, 1, (0, 1, 2), 'hardswish_accurate', 'hardswish_accurate(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN.\n\nAccurate tier: exact.')
+cdef object _u_hardswish_backward_accurate = _make_ufunc(17, 1, 0, 2, 0, 1, (0, 1, 2), 'hardswish_backward_accurate', "hardswish_backward_accurate(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks); NaN where x is NaN.\n\nAccurate tier: exact.")
+cdef object _u_hardswish = _make_ufunc(17, 0, 1, 1, 0, 1, (0, 1, 2), 'hardswish', 'hardswish(x, /, out=None, *, where=True, ...)\n\nx·min(max(x + 3, 0), 6)/6: 0 for x <= -3 (-0.0 for negative x, -inf included), x for x >= 3. NaN gives NaN.\n\nFast tier: within 2 ULP.')
 cdef const void *_s_hardswish[2]
-_s_hardswish[0] = fa_loop_data(16, 0, 0)
-_s_hardswish[1] = fa_loop_data(16, 0, 1)
-cdef object _u_hardswish_backward = _make_ufunc(16, 1, 1, 2, 0, 1, (0, 1, 2), 'hardswish_backward', "hardswish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks); NaN where x is NaN.\n\nFast tier: within 2 ULP of the derivative's largest term.")
+_s_hardswish[0] = fa_loop_data(17, 0, 0)
+_s_hardswish[1] = fa_loop_data(17, 0, 1)
+cdef object _u_hardswish_backward = _make_ufunc(17, 1, 1, 2, 0, 1, (0, 1, 2), 'hardswish_backward', "hardswish_backward(grad_output, x, /, out=None, *, where=True, ...)\n\n0 for x <= -3, grad_output·(2x + 3)/6 for -3 < x < 3, grad_output for x >= 3 (PyTorch's sides at the kinks); NaN where x is NaN.\n\nFast tier: within 2 ULP of the derivative's largest term.")
 cdef const void *_s_hardswish_backward[2]
-_s_hardswish_backward[0] = fa_loop_data(16, 1, 0)
-_s_hardswish_backward[1] = fa_loop_data(16, 1, 1)
-cdef object _u_sigmoid_backward_from_output = _make_ufunc(17, 0, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_from_output', 'sigmoid_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+_s_hardswish_backward[0] = fa_loop_data(17, 1, 0)
+_s_hardswish_backward[1] = fa_loop_data(17, 1, 1)
+cdef object _u_sigmoid_backward_from_output = _make_ufunc(18, 0, 0, 2, 0, 1, (0, 1, 2), 'sigmoid_backward_from_output', 'sigmoid_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·y·(1 - y), y = sigmoid(x) kept from the forward pass: y - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
 cdef const void *_s_sigmoid_backward_from_output[2]
-_s_sigmoid_backward_from_output[0] = fa_loop_data(17, 0, 0)
-_s_sigmoid_backward_from_output[1] = fa_loop_data(17, 0, 0)
-cdef object _u_tanh_backward_from_output = _make_ufunc(18, 0, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_from_output', 'tanh_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
+_s_sigmoid_backward_from_output[0] = fa_loop_data(18, 0, 0)
+_s_sigmoid_backward_from_output[1] = fa_loop_data(18, 0, 0)
+cdef object _u_tanh_backward_from_output = _make_ufunc(19, 0, 0, 2, 0, 1, (0, 1, 2), 'tanh_backward_from_output', 'tanh_backward_from_output(grad_output, output, /, out=None, *, where=True, ...)\n\ngrad_output·(1 - y²), y = tanh(x) kept from the forward pass: 1 - y² rounded once, then the product.\n\nAccurate tier: within 1.5 ULP.')
 cdef const void *_s_tanh_backward_from_output[2]
-_s_tanh_backward_from_output[0] = fa_loop_data(18, 0, 0)
-_s_tanh_backward_from_output[1] = fa_loop_data(18, 0, 0)
-cdef object _u_swiglu_accurate = _make_ufunc(19, 0, 0, 2, 0, 1, (0, 1, 2), 'swiglu_accurate', 'swiglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_swiglu_backward_accurate = _make_ufunc(19, 1, 0, 3, 0, 2, (0, 1, 2), 'swiglu_backward_accurate', "swiglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_swiglu = _make_ufunc(19, 0, 1, 2, 0, 1, (0, 1, 2), 'swiglu', 'swiglu(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
+_s_tanh_backward_from_output[0] = fa_loop_data(19, 0, 0)
+_s_tanh_backward_from_output[1] = fa_loop_data(19, 0, 0)
+cdef object _u_swiglu_accurate = _make_ufunc(20, 0, 0, 2, 0, 1, (0, 1, 2), 'swiglu_accurate', 'swiglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_swiglu_backward_accurate = _make_ufunc(20, 1, 0, 3, 0, 2, (0, 1, 2), 'swiglu_backward_accurate', "swiglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_swiglu = _make_ufunc(20, 0, 1, 2, 0, 1, (0, 1, 2), 'swiglu', 'swiglu(gate, up, /, out=None, *, where=True, ...)\n\nsilu(gate)·up, the SwiGLU feed-forward gate; gate and up broadcast together. The product of the rounded SiLU and up. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_swiglu[2]
-_s_swiglu[0] = fa_loop_data(19, 0, 0)
-_s_swiglu[1] = fa_loop_data(19, 0, 1)
-cdef object _u_swiglu_backward = _make_ufunc(19, 1, 1, 3, 0, 2, (0, 1, 2), 'swiglu_backward', "swiglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_swiglu[0] = fa_loop_data(20, 0, 0)
+_s_swiglu[1] = fa_loop_data(20, 0, 1)
+cdef object _u_swiglu_backward = _make_ufunc(20, 1, 1, 3, 0, 2, (0, 1, 2), 'swiglu_backward', "swiglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·silu'(gate), grad_output·silu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_swiglu_backward[2]
-_s_swiglu_backward[0] = fa_loop_data(19, 1, 0)
-_s_swiglu_backward[1] = fa_loop_data(19, 1, 1)
-cdef object _u_geglu_accurate = _make_ufunc(20, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_accurate', 'geglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_geglu_backward_accurate = _make_ufunc(20, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_backward_accurate', "geglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_geglu = _make_ufunc(20, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu', 'geglu(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
+_s_swiglu_backward[0] = fa_loop_data(20, 1, 0)
+_s_swiglu_backward[1] = fa_loop_data(20, 1, 1)
+cdef object _u_geglu_accurate = _make_ufunc(21, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_accurate', 'geglu_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_geglu_backward_accurate = _make_ufunc(21, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_backward_accurate', "geglu_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_geglu = _make_ufunc(21, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu', 'geglu(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate)·up, GEGLU with the exact GELU; gate and up broadcast together. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_geglu[2]
-_s_geglu[0] = fa_loop_data(20, 0, 0)
-_s_geglu[1] = fa_loop_data(20, 0, 1)
-cdef object _u_geglu_backward = _make_ufunc(20, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_backward', "geglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_geglu[0] = fa_loop_data(21, 0, 0)
+_s_geglu[1] = fa_loop_data(21, 0, 1)
+cdef object _u_geglu_backward = _make_ufunc(21, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_backward', "geglu_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) = (grad_output·up·gelu'(gate), grad_output·gelu(gate)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_geglu_backward[2]
-_s_geglu_backward[0] = fa_loop_data(20, 1, 0)
-_s_geglu_backward[1] = fa_loop_data(20, 1, 1)
-cdef object _u_geglu_tanh_accurate = _make_ufunc(21, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_tanh_accurate', "geglu_tanh_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
-cdef object _u_geglu_tanh_backward_accurate = _make_ufunc(21, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward_accurate', "geglu_tanh_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_geglu_tanh = _make_ufunc(21, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu_tanh', "geglu_tanh(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
+_s_geglu_backward[0] = fa_loop_data(21, 1, 0)
+_s_geglu_backward[1] = fa_loop_data(21, 1, 1)
+cdef object _u_geglu_tanh_accurate = _make_ufunc(22, 0, 0, 2, 0, 1, (0, 1, 2), 'geglu_tanh_accurate', "geglu_tanh_accurate(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_geglu_tanh_backward_accurate = _make_ufunc(22, 1, 0, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward_accurate', "geglu_tanh_backward_accurate(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_geglu_tanh = _make_ufunc(22, 0, 1, 2, 0, 1, (0, 1, 2), 'geglu_tanh', "geglu_tanh(gate, up, /, out=None, *, where=True, ...)\n\ngelu(gate, approximate='tanh')·up, GEGLU with the tanh form of GELU. Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
 cdef const void *_s_geglu_tanh[2]
-_s_geglu_tanh[0] = fa_loop_data(21, 0, 0)
-_s_geglu_tanh[1] = fa_loop_data(21, 0, 1)
-cdef object _u_geglu_tanh_backward = _make_ufunc(21, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward', "geglu_tanh_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_geglu_tanh[0] = fa_loop_data(22, 0, 0)
+_s_geglu_tanh[1] = fa_loop_data(22, 0, 1)
+cdef object _u_geglu_tanh_backward = _make_ufunc(22, 1, 1, 3, 0, 2, (0, 1, 2), 'geglu_tanh_backward', "geglu_tanh_backward(grad_output, gate, up, /, out=None, *, where=True, ...)\n\n(grad_gate, grad_up) with the tanh form's derivative.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_geglu_tanh_backward[2]
-_s_geglu_tanh_backward[0] = fa_loop_data(21, 1, 0)
-_s_geglu_tanh_backward[1] = fa_loop_data(21, 1, 1)
-cdef object _u_glu_accurate = _make_ufunc(22, 0, 0, 2, 0, 1, (0, 1, 2), 'glu_accurate', "glu_accurate(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
-cdef object _u_glu_backward_accurate = _make_ufunc(22, 1, 0, 3, 0, 2, (0, 1, 2), 'glu_backward_accurate', "glu_backward_accurate(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_glu = _make_ufunc(22, 0, 1, 2, 0, 1, (0, 1, 2), 'glu', "glu(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
+_s_geglu_tanh_backward[0] = fa_loop_data(22, 1, 0)
+_s_geglu_tanh_backward[1] = fa_loop_data(22, 1, 1)
+cdef object _u_glu_accurate = _make_ufunc(23, 0, 0, 2, 0, 1, (0, 1, 2), 'glu_accurate', "glu_accurate(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_glu_backward_accurate = _make_ufunc(23, 1, 0, 3, 0, 2, (0, 1, 2), 'glu_backward_accurate', "glu_backward_accurate(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_glu = _make_ufunc(23, 0, 1, 2, 0, 1, (0, 1, 2), 'glu', "glu(a, b, /, out=None, *, where=True, ...)\n\na·σ(b): the gated linear unit of the two halves a, b of glu's input (fastact.glu splits along an axis; this ufunc takes the halves). Where act(gate) is subnormal, its error (up to a subnormal step) is multiplied by |up|, as in the unfused product.\n\nFast tier: within 4 ULP.")
 cdef const void *_s_glu[2]
-_s_glu[0] = fa_loop_data(22, 0, 0)
-_s_glu[1] = fa_loop_data(22, 0, 1)
-cdef object _u_glu_backward = _make_ufunc(22, 1, 1, 3, 0, 2, (0, 1, 2), 'glu_backward', "glu_backward(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_glu[0] = fa_loop_data(23, 0, 0)
+_s_glu[1] = fa_loop_data(23, 0, 1)
+cdef object _u_glu_backward = _make_ufunc(23, 1, 1, 3, 0, 2, (0, 1, 2), 'glu_backward', "glu_backward(grad_output, a, b, /, out=None, *, where=True, ...)\n\n(grad_a, grad_b) = (grad_output·σ(b), grad_output·a·σ'(b)).\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_glu_backward[2]
-_s_glu_backward[0] = fa_loop_data(22, 1, 0)
-_s_glu_backward[1] = fa_loop_data(22, 1, 1)
-cdef object _u_bias_gelu_accurate = _make_ufunc(23, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_accurate', "bias_gelu_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nAccurate tier: within 2 ULP.")
-cdef object _u_bias_gelu_backward_accurate = _make_ufunc(23, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward_accurate', "bias_gelu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_bias_gelu = _make_ufunc(23, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu', "bias_gelu(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nFast tier: within 4 ULP.")
+_s_glu_backward[0] = fa_loop_data(23, 1, 0)
+_s_glu_backward[1] = fa_loop_data(23, 1, 1)
+cdef object _u_bias_gelu_accurate = _make_ufunc(24, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_accurate', "bias_gelu_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nAccurate tier: within 2 ULP.")
+cdef object _u_bias_gelu_backward_accurate = _make_ufunc(24, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward_accurate', "bias_gelu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu = _make_ufunc(24, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu', "bias_gelu(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias) with the exact GELU, of the rounded sum (what an unfused x + bias then gelu gives); bias broadcasts like any operand (a Linear layer's bias along the last axis).\n\nFast tier: within 4 ULP.")
 cdef const void *_s_bias_gelu[2]
-_s_bias_gelu[0] = fa_loop_data(23, 0, 0)
-_s_bias_gelu[1] = fa_loop_data(23, 0, 1)
-cdef object _u_bias_gelu_backward = _make_ufunc(23, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward', "bias_gelu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_bias_gelu[0] = fa_loop_data(24, 0, 0)
+_s_bias_gelu[1] = fa_loop_data(24, 0, 1)
+cdef object _u_bias_gelu_backward = _make_ufunc(24, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_backward', "bias_gelu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·gelu'(x + bias): the gradient with respect to x (and, summed over the broadcast axes, to bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_bias_gelu_backward[2]
-_s_bias_gelu_backward[0] = fa_loop_data(23, 1, 0)
-_s_bias_gelu_backward[1] = fa_loop_data(23, 1, 1)
-cdef object _u_bias_gelu_tanh_accurate = _make_ufunc(24, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh_accurate', "bias_gelu_tanh_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccurate tier: within 2 ULP.")
-cdef object _u_bias_gelu_tanh_backward_accurate = _make_ufunc(24, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward_accurate', "bias_gelu_tanh_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_bias_gelu_tanh = _make_ufunc(24, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh', "bias_gelu_tanh(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nFast tier: within 4 ULP.")
+_s_bias_gelu_backward[0] = fa_loop_data(24, 1, 0)
+_s_bias_gelu_backward[1] = fa_loop_data(24, 1, 1)
+cdef object _u_bias_gelu_tanh_accurate = _make_ufunc(25, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh_accurate', "bias_gelu_tanh_accurate(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nAccurate tier: within 2 ULP.")
+cdef object _u_bias_gelu_tanh_backward_accurate = _make_ufunc(25, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward_accurate', "bias_gelu_tanh_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_gelu_tanh = _make_ufunc(25, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_gelu_tanh', "bias_gelu_tanh(x, bias, /, out=None, *, where=True, ...)\n\ngelu(x + bias, approximate='tanh'), of the rounded sum.\n\nFast tier: within 4 ULP.")
 cdef const void *_s_bias_gelu_tanh[2]
-_s_bias_gelu_tanh[0] = fa_loop_data(24, 0, 0)
-_s_bias_gelu_tanh[1] = fa_loop_data(24, 0, 1)
-cdef object _u_bias_gelu_tanh_backward = _make_ufunc(24, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward', "bias_gelu_tanh_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_bias_gelu_tanh[0] = fa_loop_data(25, 0, 0)
+_s_bias_gelu_tanh[1] = fa_loop_data(25, 0, 1)
+cdef object _u_bias_gelu_tanh_backward = _make_ufunc(25, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_gelu_tanh_backward', "bias_gelu_tanh_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output times the tanh form's derivative at x + bias.\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_bias_gelu_tanh_backward[2]
-_s_bias_gelu_tanh_backward[0] = fa_loop_data(24, 1, 0)
-_s_bias_gelu_tanh_backward[1] = fa_loop_data(24, 1, 1)
-cdef object _u_bias_silu_accurate = _make_ufunc(25, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_silu_accurate', 'bias_silu_accurate(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nAccurate tier: within 2 ULP.')
-cdef object _u_bias_silu_backward_accurate = _make_ufunc(25, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_silu_backward_accurate', "bias_silu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
-cdef object _u_bias_silu = _make_ufunc(25, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_silu', 'bias_silu(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nFast tier: within 4 ULP.')
+_s_bias_gelu_tanh_backward[0] = fa_loop_data(25, 1, 0)
+_s_bias_gelu_tanh_backward[1] = fa_loop_data(25, 1, 1)
+cdef object _u_bias_silu_accurate = _make_ufunc(26, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_silu_accurate', 'bias_silu_accurate(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nAccurate tier: within 2 ULP.')
+cdef object _u_bias_silu_backward_accurate = _make_ufunc(26, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_silu_backward_accurate', "bias_silu_backward_accurate(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nAccurate tier: within 4 ULP of the derivative's largest term.")
+cdef object _u_bias_silu = _make_ufunc(26, 0, 1, 2, 0, 1, (0, 1, 2), 'bias_silu', 'bias_silu(x, bias, /, out=None, *, where=True, ...)\n\nsilu(x + bias), of the rounded sum.\n\nFast tier: within 4 ULP.')
 cdef const void *_s_bias_silu[2]
-_s_bias_silu[0] = fa_loop_data(25, 0, 0)
-_s_bias_silu[1] = fa_loop_data(25, 0, 1)
-cdef object _u_bias_silu_backward = _make_ufunc(25, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_silu_backward', "bias_silu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
+_s_bias_silu[0] = fa_loop_data(26, 0, 0)
+_s_bias_silu[1] = fa_loop_data(26, 0, 1)
+cdef object _u_bias_silu_backward = _make_ufunc(26, 1, 1, 3, 0, 1, (0, 1, 2), 'bias_silu_backward', "bias_silu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output·silu'(x + bias).\n\nFast tier: within 8 ULP of the derivative's largest term.")
 cdef const void *_s_bias_silu_backward[2]
-_s_bias_silu_backward[0] = fa_loop_data(25, 1, 0)
-_s_bias_silu_backward[1] = fa_loop_data(25, 1, 1)
-cdef object _u_bias_relu = _make_ufunc(26, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_relu', 'bias_relu(x, bias, /, out=None, *, where=True, ...)\n\nrelu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.')
+_s_bias_silu_backward[0] = fa_loop_data(26, 1, 0)
+_s_bias_silu_backward[1] = fa_loop_data(26, 1, 1)
+cdef object _u_bias_relu = _make_ufunc(27, 0, 0, 2, 0, 1, (0, 1, 2), 'bias_relu', 'bias_relu(x, bias, /, out=None, *, where=True, ...)\n\nrelu(x + bias) = max(x + bias, 0), of the rounded sum. Exact.')
 cdef const void *_s_bias_relu[2]
-_s_bias_relu[0] = fa_loop_data(26, 0, 0)
-_s_bias_relu[1] = fa_loop_data(26, 0, 0)
-cdef object _u_bias_relu_backward = _make_ufunc(26, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_relu_backward', 'bias_relu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.')
+_s_bias_relu[0] = fa_loop_data(27, 0, 0)
+_s_bias_relu[1] = fa_loop_data(27, 0, 0)
+cdef object _u_bias_relu_backward = _make_ufunc(27, 1, 0, 3, 0, 1, (0, 1, 2), 'bias_relu_backward', 'bias_relu_backward(grad_output, x, bias, /, out=None, *, where=True, ...)\n\ngrad_output where x + bias > 0, 0 where it is <= 0, NaN where it is NaN. Exact.')
 cdef const void *_s_bias_relu_backward[2]
-_s_bias_relu_backward[0] = fa_loop_data(26, 1, 0)
-_s_bias_relu_backward[1] = fa_loop_data(26, 1, 0)
+_s_bias_relu_backward[0] = fa_loop_data(27, 1, 0)
+_s_bias_relu_backward[1] = fa_loop_data(27, 1, 0)
 
-UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu_accurate': _u_gelu_accurate, 'gelu_backward_accurate': _u_gelu_backward_accurate, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_tanh_accurate': _u_gelu_tanh_accurate, 'gelu_tanh_backward_accurate': _u_gelu_tanh_backward_accurate, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'silu_accurate': _u_silu_accurate, 'silu_backward_accurate': _u_silu_backward_accurate, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'sigmoid_accurate': _u_sigmoid_accurate, 'sigmoid_backward_accurate': _u_sigmoid_backward_accurate, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'tanh_accurate': _u_tanh_accurate, 'tanh_backward_accurate': _u_tanh_backward_accurate, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'softplus_accurate': _u_softplus_accurate, 'softplus_backward_accurate': _u_softplus_backward_accurate, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'log_sigmoid_accurate': _u_log_sigmoid_accurate, 'log_sigmoid_backward_accurate': _u_log_sigmoid_backward_accurate, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'mish_accurate': _u_mish_accurate, 'mish_backward_accurate': _u_mish_backward_accurate, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'elu_accurate': _u_elu_accurate, 'elu_backward_accurate': _u_elu_backward_accurate, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'selu_accurate': _u_selu_accurate, 'selu_backward_accurate': _u_selu_backward_accurate, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'celu_accurate': _u_celu_accurate, 'celu_backward_accurate': _u_celu_backward_accurate, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid_accurate': _u_hardsigmoid_accurate, 'hardsigmoid_backward_accurate': _u_hardsigmoid_backward_accurate, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish_accurate': _u_hardswish_accurate, 'hardswish_backward_accurate': _u_hardswish_backward_accurate, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output, 'swiglu_accurate': _u_swiglu_accurate, 'swiglu_backward_accurate': _u_swiglu_backward_accurate, 'swiglu': _u_swiglu, 'swiglu_backward': _u_swiglu_backward, 'geglu_accurate': _u_geglu_accurate, 'geglu_backward_accurate': _u_geglu_backward_accurate, 'geglu': _u_geglu, 'geglu_backward': _u_geglu_backward, 'geglu_tanh_accurate': _u_geglu_tanh_accurate, 'geglu_tanh_backward_accurate': _u_geglu_tanh_backward_accurate, 'geglu_tanh': _u_geglu_tanh, 'geglu_tanh_backward': _u_geglu_tanh_backward, 'glu_accurate': _u_glu_accurate, 'glu_backward_accurate': _u_glu_backward_accurate, 'glu': _u_glu, 'glu_backward': _u_glu_backward, 'bias_gelu_accurate': _u_bias_gelu_accurate, 'bias_gelu_backward_accurate': _u_bias_gelu_backward_accurate, 'bias_gelu': _u_bias_gelu, 'bias_gelu_backward': _u_bias_gelu_backward, 'bias_gelu_tanh_accurate': _u_bias_gelu_tanh_accurate, 'bias_gelu_tanh_backward_accurate': _u_bias_gelu_tanh_backward_accurate, 'bias_gelu_tanh': _u_bias_gelu_tanh, 'bias_gelu_tanh_backward': _u_bias_gelu_tanh_backward, 'bias_silu_accurate': _u_bias_silu_accurate, 'bias_silu_backward_accurate': _u_bias_silu_backward_accurate, 'bias_silu': _u_bias_silu, 'bias_silu_backward': _u_bias_silu_backward, 'bias_relu': _u_bias_relu, 'bias_relu_backward': _u_bias_relu_backward}
+UFUNCS = {'relu': _u_relu, 'relu_backward': _u_relu_backward, 'gelu_accurate': _u_gelu_accurate, 'gelu_backward_accurate': _u_gelu_backward_accurate, 'gelu': _u_gelu, 'gelu_backward': _u_gelu_backward, 'gelu_tanh_accurate': _u_gelu_tanh_accurate, 'gelu_tanh_backward_accurate': _u_gelu_tanh_backward_accurate, 'gelu_tanh': _u_gelu_tanh, 'gelu_tanh_backward': _u_gelu_tanh_backward, 'silu_accurate': _u_silu_accurate, 'silu_backward_accurate': _u_silu_backward_accurate, 'silu': _u_silu, 'silu_backward': _u_silu_backward, 'quick_gelu_accurate': _u_quick_gelu_accurate, 'quick_gelu_backward_accurate': _u_quick_gelu_backward_accurate, 'quick_gelu': _u_quick_gelu, 'quick_gelu_backward': _u_quick_gelu_backward, 'sigmoid_accurate': _u_sigmoid_accurate, 'sigmoid_backward_accurate': _u_sigmoid_backward_accurate, 'sigmoid': _u_sigmoid, 'sigmoid_backward': _u_sigmoid_backward, 'tanh_accurate': _u_tanh_accurate, 'tanh_backward_accurate': _u_tanh_backward_accurate, 'tanh': _u_tanh, 'tanh_backward': _u_tanh_backward, 'softplus_accurate': _u_softplus_accurate, 'softplus_backward_accurate': _u_softplus_backward_accurate, 'softplus': _u_softplus, 'softplus_backward': _u_softplus_backward, 'log_sigmoid_accurate': _u_log_sigmoid_accurate, 'log_sigmoid_backward_accurate': _u_log_sigmoid_backward_accurate, 'log_sigmoid': _u_log_sigmoid, 'log_sigmoid_backward': _u_log_sigmoid_backward, 'mish_accurate': _u_mish_accurate, 'mish_backward_accurate': _u_mish_backward_accurate, 'mish': _u_mish, 'mish_backward': _u_mish_backward, 'elu_accurate': _u_elu_accurate, 'elu_backward_accurate': _u_elu_backward_accurate, 'elu': _u_elu, 'elu_backward': _u_elu_backward, 'selu_accurate': _u_selu_accurate, 'selu_backward_accurate': _u_selu_backward_accurate, 'selu': _u_selu, 'selu_backward': _u_selu_backward, 'celu_accurate': _u_celu_accurate, 'celu_backward_accurate': _u_celu_backward_accurate, 'celu': _u_celu, 'celu_backward': _u_celu_backward, 'leaky_relu': _u_leaky_relu, 'leaky_relu_backward': _u_leaky_relu_backward, 'relu6': _u_relu6, 'relu6_backward': _u_relu6_backward, 'hardtanh': _u_hardtanh, 'hardtanh_backward': _u_hardtanh_backward, 'hardsigmoid_accurate': _u_hardsigmoid_accurate, 'hardsigmoid_backward_accurate': _u_hardsigmoid_backward_accurate, 'hardsigmoid': _u_hardsigmoid, 'hardsigmoid_backward': _u_hardsigmoid_backward, 'hardswish_accurate': _u_hardswish_accurate, 'hardswish_backward_accurate': _u_hardswish_backward_accurate, 'hardswish': _u_hardswish, 'hardswish_backward': _u_hardswish_backward, 'sigmoid_backward_from_output': _u_sigmoid_backward_from_output, 'tanh_backward_from_output': _u_tanh_backward_from_output, 'swiglu_accurate': _u_swiglu_accurate, 'swiglu_backward_accurate': _u_swiglu_backward_accurate, 'swiglu': _u_swiglu, 'swiglu_backward': _u_swiglu_backward, 'geglu_accurate': _u_geglu_accurate, 'geglu_backward_accurate': _u_geglu_backward_accurate, 'geglu': _u_geglu, 'geglu_backward': _u_geglu_backward, 'geglu_tanh_accurate': _u_geglu_tanh_accurate, 'geglu_tanh_backward_accurate': _u_geglu_tanh_backward_accurate, 'geglu_tanh': _u_geglu_tanh, 'geglu_tanh_backward': _u_geglu_tanh_backward, 'glu_accurate': _u_glu_accurate, 'glu_backward_accurate': _u_glu_backward_accurate, 'glu': _u_glu, 'glu_backward': _u_glu_backward, 'bias_gelu_accurate': _u_bias_gelu_accurate, 'bias_gelu_backward_accurate': _u_bias_gelu_backward_accurate, 'bias_gelu': _u_bias_gelu, 'bias_gelu_backward': _u_bias_gelu_backward, 'bias_gelu_tanh_accurate': _u_bias_gelu_tanh_accurate, 'bias_gelu_tanh_backward_accurate': _u_bias_gelu_tanh_backward_accurate, 'bias_gelu_tanh': _u_bias_gelu_tanh, 'bias_gelu_tanh_backward': _u_bias_gelu_tanh_backward, 'bias_silu_accurate': _u_bias_silu_accurate, 'bias_silu_backward_accurate': _u_bias_silu_backward_accurate, 'bias_silu': _u_bias_silu, 'bias_silu_backward': _u_bias_silu_backward, 'bias_relu': _u_bias_relu, 'bias_relu_backward': _u_bias_relu_backward}
 
 
 def relu(x, *, precision='fast', out=None, **kwargs):
@@ -398,6 +408,46 @@ def silu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
         return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
     except (TypeError, ValueError) as exc:
         raise _named('silu_backward', exc, (grad_output, x,)) from exc
+
+
+def quick_gelu(x, *, precision='fast', out=None, **kwargs):
+    "x·σ(1.702·x), the sigmoid approximation of GELU (CLIP's QuickGELU; 1.702 the decimal). -0.0 at -inf, +inf at +inf, NaN gives NaN.\n\nAccuracy (float32 and float64): precision='fast': within 4 ULP; precision='accurate': within 2 ULP.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.quick_gelu, fastact.ufuncs.quick_gelu_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.quick_gelu(np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.1542,  0.    ,  0.8458])"
+    cdef int tier = _tier_index('quick_gelu', precision)
+    cdef object ufunc = (_u_quick_gelu_accurate, _u_quick_gelu)[tier], result
+    cdef const void *spec = _s_quick_gelu[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 1, x, None, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
+    _bfloat16_if_imported()
+    if _any_tensor((x,), out):
+        return _on_tensors('quick_gelu', quick_gelu, (x,), out, dict(kwargs, precision=precision))
+    try:
+        if kwargs:
+            return ufunc(x, out=out, **kwargs)
+        return ufunc(x) if out is None else ufunc(x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('quick_gelu', exc, (x,)) from exc
+
+
+def quick_gelu_backward(grad_output, x, *, precision='fast', out=None, **kwargs):
+    "grad_output·σ(1.702·x)·(1 + 1.702·x·(1 - σ(1.702·x))); 1 at +inf, -0.0 at -inf.\n\nAccuracy (float32 and float64): precision='fast': within 8 ULP of the derivative's largest term; precision='accurate': within 4 ULP of the derivative's largest term.\nprecision='fast' (default) or 'accurate'. dtypes: float16, float32, float64, and ml_dtypes.bfloat16 where ml_dtypes is installed; integers and bools promote as for np.exp. float16 and bfloat16 are computed in float32 and rounded once: within half an ULP of their type, plus the float32 error.\nout= may be any array NumPy's casting allows (in place too); other keywords (where=, dtype=, casting=) go to the ufunc: fastact.ufuncs.quick_gelu_backward, fastact.ufuncs.quick_gelu_backward_accurate.\n\nExample:\n\n>>> import numpy as np, fastact as fa\n>>> fa.quick_gelu_backward(np.ones(3), np.array([-1.0, 0.0, 1.0])).round(4) + 0.0\narray([-0.0678,  0.5   ,  1.0678])"
+    cdef int tier = _tier_index('quick_gelu_backward', precision)
+    cdef object ufunc = (_u_quick_gelu_backward_accurate, _u_quick_gelu_backward)[tier], result
+    cdef const void *spec = _s_quick_gelu_backward[tier]
+    if not kwargs:
+        result = _direct(spec, ufunc, 2, grad_output, x, None, 0, 0.0, 0.0, out)
+        if result is not None:
+            return result
+    _bfloat16_if_imported()
+    if _any_tensor((grad_output, x,), out):
+        return _on_tensors('quick_gelu_backward', quick_gelu_backward, (grad_output, x,), out, dict(kwargs, precision=precision))
+    try:
+        if kwargs:
+            return ufunc(grad_output, x, out=out, **kwargs)
+        return ufunc(grad_output, x) if out is None else ufunc(grad_output, x, out=out)
+    except (TypeError, ValueError) as exc:
+        raise _named('quick_gelu_backward', exc, (grad_output, x,)) from exc
 
 
 def sigmoid(x, *, precision='fast', out=None, **kwargs):
@@ -1242,5 +1292,5 @@ def bias_relu_backward(grad_output, x, bias, *, precision='fast', out=None, **kw
         raise _named('bias_relu_backward', exc, (grad_output, x, bias,)) from exc
 
 
-PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'sigmoid', 'sigmoid_backward', 'tanh', 'tanh_backward', 'softplus', 'softplus_backward', 'log_sigmoid', 'logsigmoid', 'log_sigmoid_backward', 'logsigmoid_backward', 'mish', 'mish_backward', 'elu', 'elu_backward', 'selu', 'selu_backward', 'celu', 'celu_backward', 'leaky_relu', 'leaky_relu_backward', 'relu6', 'relu6_backward', 'hardtanh', 'hardtanh_backward', 'hardsigmoid', 'hardsigmoid_backward', 'hardswish', 'hardswish_backward', 'sigmoid_backward_from_output', 'tanh_backward_from_output', 'swiglu', 'swiglu_backward', 'geglu', 'geglu_backward', 'bias_gelu', 'bias_gelu_backward', 'bias_silu', 'bias_silu_backward', 'bias_relu', 'bias_relu_backward',)
-OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'sigmoid': 4, 'tanh': 5, 'softplus': 6, 'log_sigmoid': 7, 'mish': 8, 'elu': 9, 'selu': 10, 'celu': 11, 'leaky_relu': 12, 'relu6': 13, 'hardtanh': 14, 'hardsigmoid': 15, 'hardswish': 16, 'sigmoid_backward_from_output': 17, 'tanh_backward_from_output': 18, 'swiglu': 19, 'geglu': 20, 'geglu_tanh': 21, 'glu': 22, 'bias_gelu': 23, 'bias_gelu_tanh': 24, 'bias_silu': 25, 'bias_relu': 26}
+PUBLIC = ('relu', 'relu_backward', 'gelu', 'gelu_backward', 'silu', 'silu_backward', 'quick_gelu', 'quick_gelu_backward', 'sigmoid', 'sigmoid_backward', 'tanh', 'tanh_backward', 'softplus', 'softplus_backward', 'log_sigmoid', 'logsigmoid', 'log_sigmoid_backward', 'logsigmoid_backward', 'mish', 'mish_backward', 'elu', 'elu_backward', 'selu', 'selu_backward', 'celu', 'celu_backward', 'leaky_relu', 'leaky_relu_backward', 'relu6', 'relu6_backward', 'hardtanh', 'hardtanh_backward', 'hardsigmoid', 'hardsigmoid_backward', 'hardswish', 'hardswish_backward', 'sigmoid_backward_from_output', 'tanh_backward_from_output', 'swiglu', 'swiglu_backward', 'geglu', 'geglu_backward', 'bias_gelu', 'bias_gelu_backward', 'bias_silu', 'bias_silu_backward', 'bias_relu', 'bias_relu_backward',)
+OPS = {'relu': 0, 'gelu': 1, 'gelu_tanh': 2, 'silu': 3, 'quick_gelu': 4, 'sigmoid': 5, 'tanh': 6, 'softplus': 7, 'log_sigmoid': 8, 'mish': 9, 'elu': 10, 'selu': 11, 'celu': 12, 'leaky_relu': 13, 'relu6': 14, 'hardtanh': 15, 'hardsigmoid': 16, 'hardswish': 17, 'sigmoid_backward_from_output': 18, 'tanh_backward_from_output': 19, 'swiglu': 20, 'geglu': 21, 'geglu_tanh': 22, 'glu': 23, 'bias_gelu': 24, 'bias_gelu_tanh': 25, 'bias_silu': 26, 'bias_relu': 27}

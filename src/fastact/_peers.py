@@ -29,6 +29,7 @@ SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 INV_SQRT_2 = math.sqrt(0.5)
 INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 TANH_CUBIC = 0.044715
+QUICK_GELU_SCALE = 1.702  # quick GELU: x·sigmoid(1.702 x)
 # torch's SELU constants (torch.nn.functional.selu, jax.nn.selu)
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -141,6 +142,8 @@ def _numpy_formula(name, direction, g, x, y):
           # exp beats scipy's expit here (2.8 vs 6.1 ms per 1e6 float32)
           ("silu", "forward"): lambda: _np_silu(x, y),
           ("silu", "backward"): lambda: _np_silu(x, y, g),
+          ("quick_gelu", "forward"): lambda: _np_quick_gelu(x, y),
+          ("quick_gelu", "backward"): lambda: _np_quick_gelu(x, y, g),
           ("sigmoid", "forward"): lambda: _np_sigmoid(x, y),
           ("sigmoid", "backward"): lambda: _np_sigmoid(x, y, g),
           ("tanh", "forward"): lambda: np.tanh(x, out=y),
@@ -203,6 +206,14 @@ def _np_silu(x, y, g=None):
     if g is None:
         return np.multiply(x, s, out=y)
     return np.multiply(g, s * (1 + x * (1 - s)), out=y)
+
+
+def _np_quick_gelu(x, y, g=None):
+    cx = x.dtype.type(QUICK_GELU_SCALE) * x
+    s = _np_logistic(cx)
+    if g is None:
+        return np.multiply(x, s, out=y)
+    return np.multiply(g, s * (1 + cx * (1 - s)), out=y)
 
 
 def _np_sigmoid(x, y, g=None):
@@ -271,6 +282,8 @@ def _torch_call(name, direction, g, x, y):
         fn = {"relu": lambda: torch.clamp_min(tx, 0, out=ty),
               "silu": lambda: nn.silu(tx, out=ty),
               "sigmoid": lambda: torch.sigmoid(tx, out=ty),
+              # as transformers' QuickGELUActivation: two temporaries, then the product
+              "quick_gelu": lambda: torch.mul(tx, torch.sigmoid(1.702 * tx), out=ty),
               "gelu": lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty),
               "gelu_tanh": lambda: torch.nn.functional.gelu(tx, approximate=approximate, out=ty),
               "tanh": lambda: torch.tanh(tx, out=ty),
@@ -297,6 +310,13 @@ def _torch_call(name, direction, g, x, y):
     if name == "tanh":
         tt = torch.tanh(tx)
         return lambda: aten.tanh_backward.grad_input(tg, tt, grad_input=ty)
+    if name == "quick_gelu":    # autograd's steps through x * sigmoid(1.702 x)
+        def quick_gelu_backward():
+            cx = 1.702 * tx
+            s = torch.sigmoid(cx)
+            ds = aten.sigmoid_backward(tg * tx, s)
+            return torch.add(tg * s, ds, alpha=1.702, out=ty)
+        return quick_gelu_backward
     if name == "log_sigmoid":   # the CPU kernel reads exp(-|x|) from the forward's buffer
         buffer = aten.log_sigmoid_forward(tx)[1]
         return lambda: aten.log_sigmoid_backward.grad_input(tg, tx, buffer, grad_input=ty)
@@ -338,6 +358,8 @@ _NUMEXPR = {
                                " * c * (1 + 3 * a * x * x))",
     ("silu", "forward"): "x / (1 + exp(-x))",
     ("silu", "backward"): "g / (1 + exp(-x)) * (1 + x * (1 - 1 / (1 + exp(-x))))",
+    ("quick_gelu", "forward"): "x / (1 + exp(-q * x))",
+    ("quick_gelu", "backward"): "g / (1 + exp(-q * x)) * (1 + q * x * (1 - 1 / (1 + exp(-q * x))))",
     ("sigmoid", "forward"): "1 / (1 + exp(-x))",
     ("sigmoid", "backward"): "g / (1 + exp(-x)) * (1 - 1 / (1 + exp(-x)))",
     ("tanh", "forward"): "tanh(x)",
@@ -378,7 +400,7 @@ def _numexpr(name, direction, g, x, y, threads):
     expr = _NUMEXPR.get((name, direction))
     if expr is None:
         raise Unsupported("numexpr has no erf")
-    constants = {"c": SQRT_2_OVER_PI, "a": TANH_CUBIC, "slope": 0.01, "scale": SELU_SCALE,
+    constants = {"c": SQRT_2_OVER_PI, "a": TANH_CUBIC, "slope": 0.01, "scale": SELU_SCALE, "q": QUICK_GELU_SCALE,
                  "scale_alpha": SELU_SCALE * SELU_ALPHA}
     names = {"x": x, "g": g, **{k: x.dtype.type(v) for k, v in constants.items()}}
     # casting="no": fail rather than time a float64 evaluation of float32 data
@@ -424,6 +446,8 @@ def _onnx_forward(name, op, c, x):
         op("Relu", x)
     elif name == "silu":
         op("Mul", x, op("Sigmoid", x))
+    elif name == "quick_gelu":
+        op("Mul", x, op("Sigmoid", op("Mul", c(QUICK_GELU_SCALE), x)))
     elif name == "sigmoid":
         op("Sigmoid", x)
     elif name in ("gelu", "gelu_tanh"):
@@ -465,6 +489,10 @@ def _onnx_backward(name, op, c, mask, g, x):
     elif name == "silu":
         s = op("Sigmoid", x)
         op("Mul", g, op("Mul", s, op("Add", c(1), op("Mul", x, op("Sub", c(1), s)))))
+    elif name == "quick_gelu":
+        cx = op("Mul", c(QUICK_GELU_SCALE), x)
+        s = op("Sigmoid", cx)
+        op("Mul", g, op("Mul", s, op("Add", c(1), op("Mul", cx, op("Sub", c(1), s)))))
     elif name == "sigmoid":
         s = op("Sigmoid", x)
         op("Mul", g, op("Mul", s, op("Sub", c(1), s)))
@@ -597,6 +625,7 @@ def _jax_jitted(name, direction):
     # Its gradients take the other side of torch's at leaky_relu's 0 and hard_tanh's ±1.
     f = {"relu": jax.nn.relu, "gelu": lambda x: jax.nn.gelu(x, approximate=False),
          "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True), "silu": jax.nn.silu,
+         "quick_gelu": lambda x: x * jax.nn.sigmoid(1.702 * x),
          "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "softplus": jax.nn.softplus,
          "log_sigmoid": jax.nn.log_sigmoid,
          "mish": getattr(jax.nn, "mish", None),      # not in older jax

@@ -10,6 +10,7 @@ import numpy as np
 
 SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
 TANH_CUBIC = 0.044715
+QUICK_GELU_SCALE = 1.702  # quick GELU's x·σ(1.702 x)
 
 
 def _f64(*arrays):
@@ -50,8 +51,12 @@ def _terms(x, name):
     if name == "gelu":
         cdf, pdf = _normal(x)
         return cdf, xc * pdf
-    s = _tanh_gate(x) if name == "gelu_tanh" else _sigmoid(x)
-    inner = 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * xc * xc) if name == "gelu_tanh" else 1.0
+    if name == "gelu_tanh":
+        s, inner = _tanh_gate(x), 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * xc * xc)
+    elif name == "quick_gelu":
+        s, inner = _sigmoid(QUICK_GELU_SCALE * x), QUICK_GELU_SCALE
+    else:
+        s, inner = _sigmoid(x), 1.0
     return s, xc * s * (1 - s) * inner
 
 
@@ -112,6 +117,18 @@ def silu_backward(grad_output, x):
 
 def silu_backward_scale(x):
     return _backward_scale(x, "silu")
+
+
+def quick_gelu(x):
+    return _forward(x, "quick_gelu")
+
+
+def quick_gelu_backward(grad_output, x):
+    return _backward(grad_output, x, "quick_gelu")
+
+
+def quick_gelu_backward_scale(x):
+    return _backward_scale(x, "quick_gelu")
 
 
 def _logistic(x):
@@ -380,10 +397,11 @@ def own_error_ulps(name, x, backward):
     x = np.abs(np.asarray(x, np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
         t = {"gelu": x * x / 2,
-             "gelu_tanh": 2 * SQRT_2_OVER_PI * (x + TANH_CUBIC * x**3)}.get(name, 0 * x)
+             "gelu_tanh": 2 * SQRT_2_OVER_PI * (x + TANH_CUBIC * x**3),
+             "quick_gelu": QUICK_GELU_SCALE * x}.get(name, 0 * x)
         if backward:
             t = t + {"gelu_tanh": x * 2 * SQRT_2_OVER_PI * (1 + 3 * TANH_CUBIC * x * x),
-                     "silu": x}.get(name, 0 * x)
+                     "silu": x, "quick_gelu": QUICK_GELU_SCALE * x}.get(name, 0 * x)
     return 64 + 8 * np.minimum(t, 1000)
 
 

@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised without jax only
 
 import fastact as fa
 
-__all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu", "selu", "celu",
+__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu", "selu", "celu",
            "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu"]
 
 
@@ -86,6 +86,10 @@ def gelu(x, approximate="none"):
 
 def silu(x):
     return _cached("silu")(x)
+
+
+def quick_gelu(x):
+    return _cached("quick_gelu")(x)
 
 
 def relu(x):
@@ -154,7 +158,7 @@ def geglu(gate, up, approximate="none"):
     return _cached("geglu", nin=2, approximate=approximate)(gate, up)
 
 
-for _f in (silu, relu, sigmoid, tanh, softplus, log_sigmoid, mish, elu, selu, celu, leaky_relu, relu6, hardtanh,
+for _f in (silu, quick_gelu, relu, sigmoid, tanh, softplus, log_sigmoid, mish, elu, selu, celu, leaky_relu, relu6, hardtanh,
            hardsigmoid, hardswish):
     _f.__doc__ = f"fastact.{_f.__name__} for JAX arrays, differentiable (jit, vmap, grad)."
 del _f

@@ -31,9 +31,9 @@ import fastact as fa
 # on the first one, not here (its import takes half as long as torch's)
 _HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
 
-__all__ = ["gelu", "silu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu", "selu", "celu",
+__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu", "selu", "celu",
            "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax", "glu",
-           "swiglu", "geglu", "GELU", "SiLU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid", "Mish", "ELU",
+           "swiglu", "geglu", "GELU", "SiLU", "QuickGELU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid", "Mish", "ELU",
            "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax", "LogSoftmax",
            "GLU", "replace_activations", "ReplacedActivations"]
 
@@ -186,6 +186,7 @@ _OPS = {
                               lambda g, x, precision, out: fa.gelu_backward(g, x, "tanh", precision=precision,
                                                                             out=out)),
     "silu": _elementwise("silu", fa.silu, fa.silu_backward),
+    "quick_gelu": _elementwise("quick_gelu", fa.quick_gelu, fa.quick_gelu_backward),
     "relu": _elementwise("relu", fa.relu, fa.relu_backward),
     "sigmoid": _elementwise("sigmoid", fa.sigmoid, fa.sigmoid_backward),
     "tanh": _elementwise("tanh", fa.tanh, fa.tanh_backward),
@@ -217,7 +218,7 @@ _OPS = {
 # For inference: fastact's NumPy function of one tensor, straight on its memory
 _UNTRACKED = {
     "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
-    "silu": fa.silu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
+    "silu": fa.silu, "quick_gelu": fa.quick_gelu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
     "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
     "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
     "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
@@ -281,6 +282,12 @@ def gelu(input, approximate="none", *, precision="fast"):
 def silu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.silu, computed by fastact."""
     return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace, precision=precision)
+
+
+def quick_gelu(input, *, precision="fast"):
+    """input·sigmoid(1.702·input), CLIP's QuickGELU, computed by fastact."""
+    return _run("quick_gelu", "quick_gelu", (input,), (), lambda: input * torch.sigmoid(1.702 * input),
+                precision=precision)
 
 
 def relu(input, inplace=False, *, precision="fast"):
@@ -431,6 +438,13 @@ class SiLU(_Tier, torch.nn.SiLU):
         return silu(input, inplace=self.inplace, precision=self.precision)
 
 
+class QuickGELU(_Tier, torch.nn.Module):
+    """input·sigmoid(1.702·input) (torch has no module of its own for it)."""
+
+    def forward(self, input):
+        return quick_gelu(input, precision=self.precision)
+
+
 class ReLU(_Tier, torch.nn.ReLU):
     def forward(self, input):
         return relu(input, inplace=self.inplace, precision=self.precision)
@@ -533,11 +547,13 @@ _FOREIGN = {
     "transformers.activations.FastGELUActivation": (GELU, {"approximate": "tanh"}),
     "transformers.activations.AccurateGELUActivation": (GELU, {"approximate": "tanh"}),
     "transformers.activations.SiLUActivation": (SiLU, {}),
+    "transformers.activations.QuickGELUActivation": (QuickGELU, {}),
     "transformers.activations.MishActivation": (Mish, {}),
     # timm.layers (activations.py, and activations_me.py's memory-efficient forms)
     "timm.layers.activations.GELU": (GELU, {}),
     "timm.layers.activations.GELUTanh": (GELU, {"approximate": "tanh"}),
     "timm.layers.activations.Swish": (SiLU, {}),
+    "timm.layers.activations.QuickGELU": (QuickGELU, {}),
     "timm.layers.activations.Sigmoid": (Sigmoid, {}),
     "timm.layers.activations.Tanh": (Tanh, {}),
     "timm.layers.activations.HardSigmoid": (Hardsigmoid, {}),
@@ -550,14 +566,12 @@ _FOREIGN = {
 }
 # Known classes that compute something fastact does not: reported, left alone.
 _FOREIGN_OTHER = {
-    "transformers.activations.QuickGELUActivation": "x·sigmoid(1.702x), which fastact does not compute",
     "transformers.activations.ClippedGELUActivation": "GELU clipped to [min, max], which fastact does not compute",
     "transformers.activations.LinearActivation": "the identity",
     "transformers.activations.ReLUSquaredActivation": "relu(x)², which fastact does not compute",
     "transformers.activations.LaplaceActivation": "a Laplace-CDF activation, which fastact does not compute",
     "transformers.activations.SqrtSoftplusActivation": "sqrt(softplus(x)), which fastact does not compute",
     "transformers.activations.XIELUActivation": "xIELU (learned), which fastact does not compute",
-    "timm.layers.activations.QuickGELU": "x·sigmoid(1.702x), which fastact does not compute",
     "timm.layers.activations.PReLU": "PReLU (learned slopes), which fastact does not compute",
     "timm.layers.activations.HardMish": "hard-Mish, which fastact does not compute",
     "timm.layers.activations_me.HardMishMe": "hard-Mish, which fastact does not compute",
@@ -589,7 +603,7 @@ def _probe_differs(original, replacement, dtype):
     """Why replacement is not original's function on a probe of dtype (None
     when it is): both run on the same inputs, from tiny to past the clamps,
     and must agree within a tolerance far above either's rounding and far
-    below any other function's distance (QuickGELU differs by 2e-2, a clip at
+    below any other function's distance (QuickGELU and GELU differ by 2e-2, a clip at
     10 by more)."""
     if dtype not in _DTYPES:
         return f"the model's dtype {dtype} is not one fastact computes"
@@ -626,7 +640,7 @@ def _replacement(child, precision):
     if name not in _FOREIGN:
         return None, None
     drop_in, kwargs = _FOREIGN[name]
-    if getattr(child, "inplace", False) and drop_in not in (GELU, Sigmoid, Tanh):
+    if getattr(child, "inplace", False) and drop_in not in (GELU, QuickGELU, Sigmoid, Tanh):
         kwargs = dict(kwargs, inplace=True)
     replacement = drop_in(**kwargs, precision=precision)
     for key in ("training", "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
@@ -646,7 +660,7 @@ def replace_activations(model, *, precision="fast"):
     model's dtype shows the replacement computes the same function. model
     itself is left as it is. Returns {qualified name: class name} of what was
     swapped; its `skipped` is {qualified name: why} of the activations it
-    recognised and left alone (QuickGELU, clipped GELU, a probe that
+    recognised and left alone (clipped GELU, ReLU², a probe that
     disagreed, ...)."""
     if precision not in ("fast", "accurate"):
         raise ValueError(f"fastact.torch.replace_activations: precision must be 'fast' or 'accurate', "
