@@ -17,9 +17,14 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-C_SOURCES = ["dispatch.c", "threads.c", "loops.c", "rows.c", "convert16.c", "piecewise16.c", "table16.c",
-             "kernels_scalar.c", "kernels_avx2.c", "kernels_avx512.c", "kernels_avx512_emulated.c",
-             "kernels_neon.c", "kernels_sse2.c"]
+# src_c/: runtime/ (dispatch, ufunc loops, threads), kernels/ (one source per
+# kernel set), half/ (float16 and bfloat16), simd/ (the vector layers),
+# generated/ (tools/gen_manifest.py, tools/fit_coeffs.py); includes are
+# written from src_c/ ("simd/simd_avx2.h")
+C_SOURCES = ["runtime/dispatch.c", "runtime/threads.c", "runtime/loops.c", "runtime/rows.c",
+             "half/convert16.c", "half/piecewise16.c", "half/table16.c",
+             "kernels/kernels_scalar.c", "kernels/kernels_avx2.c", "kernels/kernels_avx512.c",
+             "kernels/kernels_avx512_emulated.c", "kernels/kernels_neon.c", "kernels/kernels_sse2.c"]
 IS_MSVC = sys.platform == "win32"
 
 

@@ -68,7 +68,7 @@ flags=(-fPIC -DNDEBUG -fwrapv -O3 -std=gnu11 -Wall -Wextra -Wno-unused-parameter
        -ffp-contract=off -fno-tree-vectorize -fno-math-errno -pthread -g0 -Werror
        -DNPY_NO_DEPRECATED_API=NPY_1_25_API_VERSION -I"$repo/src_c" -I"$(dirname "$(dirname "$numpy_include")")"
        -isystem "$root/usr/include/python3.11" -isystem "$root/usr/include")
-sources=("$build/_ext.c" src_c/*.c)
+sources=("$build/_ext.c" src_c/*/*.c)
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
     'aarch64-linux-gnu-gcc "$@" -c "{}" -o "'"$build"'/obj/$(basename "{}" .c).o"' _ "${flags[@]}"
 extension=$build/pkg/fastact/_ext.cpython-311-aarch64-linux-gnu.so

@@ -66,7 +66,7 @@ for cc in "${compilers[@]}"; do
         mkdir -p "$work/$cc-$config"
         read -r -a extra <<<"$(clang_flags "$cc")"
         [[ $config == x86 ]] && extra+=("${x86_flags[@]}")
-        for src in src_c/*.c "$work/_ext.c"; do
+        for src in src_c/*/*.c "$work/_ext.c"; do
             inc=(); [[ $src == */_ext.c ]] && inc=("-I$numpy_inc" "-I$py_inc")
             printf '%s\0' "$cc ${flags[*]} ${extra[*]} ${inc[*]} -c $src -o $work/$cc-$config/$(basename "$src" .c).o" >>"$jobs_file"
         done
@@ -109,7 +109,7 @@ for cc in "${compilers[@]}"; do
         echo "   $cc $config: ok, kernel tables: $tables"
     done
 done
-echo "== the emulated FMA (src_c/fma_exact.h) against the C library's, per compiler"
+echo "== the emulated FMA (src_c/simd/fma_exact.h) against the C library's, per compiler"
 for cc in "${compilers[@]}"; do
     "$cc" -O3 -std=gnu11 -Wall -Wextra -Werror -ffp-contract=off -fno-math-errno -Isrc_c tools/check_fma.c -lm \
         -o "$work/check_fma-$cc"

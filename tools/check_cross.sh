@@ -169,7 +169,7 @@ build() {  # build "CC [ARGS]" OUT_DIR LINKER [LDFLAGS...]: the files side by si
     read -r -a cc <<<"$1"
     shift 3
     mkdir -p "$out"
-    for src in src_c/*.c tools/core_selftest.c; do
+    for src in src_c/*/*.c tools/core_selftest.c; do
         "${cc[0]}" "${flags[@]}" "${cc[@]:1}" -c "$src" -o "$out/$(basename "$src" .c).o" &
         pids+=($!)
     done

@@ -1,5 +1,5 @@
-/* fa_fmaf and fa_fma's emulation (src_c/fma_exact.h), and on x86-64 the
- * SSE2 vector layer's (src_c/simd_sse2.h: vf_fma and vd_fma, every lane),
+/* fa_fmaf and fa_fma's emulation (src_c/simd/fma_exact.h), and on x86-64 the
+ * SSE2 vector layer's (src_c/simd/simd_sse2.h: vf_fma and vd_fma, every lane),
  * against the C library's fmaf and fma, bit for bit (NaN: any NaN) and, built by gcc,
  * in the invalid flag (raised by inf - inf, not by a quiet NaN), on edge cases and
  * random operands: all bit patterns, near-cancellations (c close to -a·b),
@@ -10,10 +10,10 @@
  * Exits 1 on the first disagreements (up to 10 printed). */
 #define FA_EMULATE_FMA 1
 #define FA_EMULATE_FMAF 1
-#include "fma_exact.h"
+#include "simd/fma_exact.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
-#include "simd_sse2.h"
+#include "simd/simd_sse2.h"
 #define CHECK_SSE2 1
 #endif
 

@@ -160,7 +160,7 @@ copy_tree() {  # the working tree as git sees it, minus ignored files (build/, *
 }
 
 inject_bug() {  # name src: the self-test's known bug, in the copy only
-    local file=$2/src_c/loops.c before after
+    local file=$2/src_c/runtime/loops.c before after
     case $1 in
         # the first kernel call in loops.c is run_contiguous's
         asan) before='job->kernel(in, out, n, NULL);'; after='job->kernel(in, out, n + 1, NULL);' ;;
@@ -178,7 +178,7 @@ path, before, after = sys.argv[1:]
 text = open(path).read()
 open(path, "w").write(text.replace(before, after, 1))
 PY
-    echo "self-test: injected into the copy of src_c/loops.c: $after"
+    echo "self-test: injected into the copy of src_c/runtime/loops.c: $after"
 }
 
 requirements() {  # build requirements and the test extra, from pyproject.toml

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastact.h"
-#include "fastact_loops.h"
-#include "half.h"
+#include "runtime/fastact.h"
+#include "runtime/fastact_loops.h"
+#include "half/half.h"
 
 /* struct expected { int op, exact; double x, fwd, bwd, scale; float fwd32, bwd32, scale32; uint16_t fwd16; } */
 #include "expected.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fit every polynomial used by the C kernels and write src_c/fa_coeffs.h.
+"""Fit every polynomial used by the C kernels and write src_c/generated/fa_coeffs.h.
 
-Run:  python tools/fit_coeffs.py            (rewrites src_c/fa_coeffs.h)
+Run:  python tools/fit_coeffs.py            (rewrites src_c/generated/fa_coeffs.h)
       python tools/fit_coeffs.py --check    (exit 1 if the header is stale)
 
 The header holds, for the float64 kernels (double coefficients, "F64"/"D":
@@ -34,7 +34,7 @@ import sys
 import mpmath as mp
 
 DPS = 60  # digits of every computation here (main() sets them; importing changes nothing)
-HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "fa_coeffs.h"
+HEADER = pathlib.Path(__file__).resolve().parent.parent / "src_c" / "generated" / "fa_coeffs.h"
 
 # Thresholds on a = |x|, float64 and float32 (_F): the one place they are
 # typed. fa_coeffs.h gets them as FA_<name> (with a line saying why), and

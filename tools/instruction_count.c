@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastact.h"
-#include "fastact_loops.h"
+#include "runtime/fastact.h"
+#include "runtime/fastact_loops.h"
 
 static const double default_params[FA_N_OPS][FA_MAX_PARAMS] = FA_OP_DEFAULT_PARAMS_INIT;
 #define FA_OP_NAME_(name, NAME) #name,

@@ -23,7 +23,7 @@ build() {  # CC OUT [flags...]
     local cc=$1 out=$2; shift 2
     mkdir -p "$out"
     local src pids=()
-    for src in src_c/*.c tools/instruction_count.c; do
+    for src in src_c/*/*.c tools/instruction_count.c; do
         "$cc" "${flags[@]}" "$@" -c "$src" -o "$out/$(basename "$src" .c).o" &
         pids+=($!)
     done

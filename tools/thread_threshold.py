@@ -3,7 +3,7 @@
 
 For each size, time the call with 1 and with 2 threads, every size split
 (a fixed split of 64 elements per thread, not the cost model), median of
-many runs, and print the speedup: the curve the cost model in src_c/threads.c
+many runs, and print the speedup: the curve the cost model in src_c/runtime/threads.c
 should follow. --costs prints each forward kernel's cost per element on one
 thread instead: the manifest's ns_per_element estimates come from it.
 Timings on a shared 2-core machine are noisy: run it twice and read the trend.

@@ -66,7 +66,7 @@ def set_isa(name):
     return previous
 
 
-_MAX_THREADS = 256  # FA_MAX_THREADS in src_c/threads.c
+_MAX_THREADS = 256  # FA_MAX_THREADS in src_c/runtime/threads.c
 
 
 def get_num_threads():

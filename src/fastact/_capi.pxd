@@ -1,7 +1,7 @@
-# Declarations of the C side (src_c/fastact.h, src_c/fastact_loops.h). The
+# Declarations of the C side (src_c/runtime/fastact.h, src_c/runtime/fastact_loops.h). The
 # operations themselves come from the manifest, in the generated _ops.pxi.
 
-cdef extern from "fastact.h" nogil:
+cdef extern from "runtime/fastact.h" nogil:
     ctypedef enum fa_isa:
         FA_ISA_SCALAR, FA_ISA_AVX2, FA_ISA_AVX512, FA_ISA_AVX512_EMULATED, FA_ISA_NEON, FA_N_ISAS
     const char *fa_isa_name(int isa)
@@ -17,7 +17,7 @@ cdef extern from "fastact.h" nogil:
     const char *fa_thread_source_name(int source)
     double fa_wake_ns(int hot)
 
-cdef extern from "fastact_loops.h" nogil:
+cdef extern from "runtime/fastact_loops.h" nogil:
     void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
@@ -35,7 +35,7 @@ cdef extern from "fastact_loops.h" nogil:
     enum:
         FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX
 
-cdef extern from "table16.h" nogil:
+cdef extern from "half/table16.h" nogil:
     void fa_table16_enable(int on)
     int fa_table16_enabled()
     int fa_table16_gathers()

@@ -3,7 +3,7 @@
 Each row is one kernel family: its name, its inputs and outputs in each
 direction, its parameters, dtypes, precision tiers, thread-cost class, public
 function, accuracy bound and documentation. tools/gen_manifest.py turns it
-into the C enum and per-ISA kernel tables (src_c/fa_ops.h) and the Cython
+into the C enum and per-ISA kernel tables (src_c/generated/fa_ops.h) and the Cython
 ufuncs and public functions (src/fastact/_ops.pxi); the registry behind the
 tests, benchmarks and CLI reads it at run time (fastact._registry).
 
@@ -171,7 +171,7 @@ class Op:
 # ns_per_element: a forward call's cost per element on one core of a 2-core AMD
 # EPYC (Zen 3) with AVX2, measured with tools/thread_threshold.py --costs. It
 # is only an estimate: the thread split uses each kernel's own measured cost
-# (src_c/threads.c), and this answers fastact._ext.thread_threshold until then.
+# (src_c/runtime/threads.c), and this answers fastact._ext.thread_threshold until then.
 # what the gated units' docs say of an activation value that underflows
 _GATED_SUBNORMAL = (" Where act(gate) is subnormal, its error (up to a subnormal step) is "
                     "multiplied by |up|, as in the unfused product.")

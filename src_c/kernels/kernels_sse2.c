@@ -6,11 +6,11 @@
  * not always (kernels.inc's default): with every emulated FMA expanded in
  * place, forced inlining made functions whose register allocation took gcc
  * 5.5 minutes for this file (11 seconds this way). */
-#include "fastact.h"
+#include "runtime/fastact.h"
 #if defined(FA_HAVE_SSE2_KERNELS)
 #if !defined(FA_INLINE)
 #define FA_INLINE static inline
 #endif
-#include "simd_sse2.h"
-#include "kernels.inc"
+#include "simd/simd_sse2.h"
+#include "kernels/kernels.inc"
 #endif

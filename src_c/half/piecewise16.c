@@ -24,17 +24,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fastact.h"
-#include "fma_exact.h"
-#include "half.h"
-#include "piecewise16.h"
+#include "runtime/fastact.h"
+#include "simd/fma_exact.h"
+#include "half/half.h"
+#include "half/piecewise16.h"
 
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
 
-#include "bf16_pairs_avx512.h"
-#include "half_ties_x86.h"
-#include "stream16_avx2.h"
+#include "half/bf16_pairs_avx512.h"
+#include "half/half_ties_x86.h"
+#include "half/stream16_avx2.h"
 #define FA_X86_PIECEWISE16 1
 #endif
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fastact.h"
+#include "runtime/fastact.h"
 
 /* BODY(at, to, store): the 16 results from at[0][0..15] (and at[1]) stored
  * to `to` by `store` (_mm256_storeu_si256 or _mm256_stream_si256). Elements

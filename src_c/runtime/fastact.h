@@ -10,7 +10,7 @@ extern "C" {
 
 /* The operations, precision tiers and parameter structs come from the
  * manifest (src/fastact/_manifest.py) through the generated fa_ops.h. */
-#include "fa_ops.h"
+#include "generated/fa_ops.h"
 
 #define FA_ENUM_ENTRY_(name, NAME) FA_##NAME,
 typedef enum { FA_OPS(FA_ENUM_ENTRY_) FA_N_OPS } fa_op;

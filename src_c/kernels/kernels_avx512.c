@@ -6,8 +6,8 @@
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 #define FA_ISA_SUFFIX avx512
-#include "simd_avx512.h"
-#include "kernels.inc"
+#include "simd/simd_avx512.h"
+#include "kernels/kernels.inc"
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

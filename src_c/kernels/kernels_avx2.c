@@ -5,8 +5,8 @@
 #elif defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #endif
-#include "simd_avx2.h"
-#include "kernels.inc"
+#include "simd/simd_avx2.h"
+#include "kernels/kernels.inc"
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fa_ops.h"
+#include "generated/fa_ops.h"
 
 #define FA_TABLE16_SIZE 65536
 

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fma_exact.h"
+#include "simd/fma_exact.h"
 /* kernels.inc takes its no-FMA variants: vf_fma is emulated here */
 #define FA_FLOAT_FMA_IS_EMULATED 1
 

@@ -251,8 +251,8 @@ static inline simde__m512 fa_emu_min_round_ps_(simde__m512 a, simde__m512 b, int
 #if !defined(FA_INLINE)
 #define FA_INLINE static inline
 #endif
-#include "simd_avx512.h"
-#include "kernels.inc"
+#include "simd/simd_avx512.h"
+#include "kernels/kernels.inc"
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

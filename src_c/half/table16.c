@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastact.h"
-#include "table16.h"
+#include "runtime/fastact.h"
+#include "half/table16.h"
 
 /* 2 types x 2 tiers x 2 directions x the ops x 4 kernel sets; a table is 128
  * KiB forward and 256 KiB backward, made only for what a process calls on
@@ -89,7 +89,7 @@ static ptrdiff_t apply_portable(const uint16_t *table, const uint16_t *x, uint16
 #if defined(FA_HAVE_X86_KERNELS) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
 
-#include "lookup_avx512.h"
+#include "half/lookup_avx512.h"
 #define FA_X86_TABLE16 1
 #define FA_AVX512_ __attribute__((target("avx512f")))
 /* two 16-lane gathers of 32 bits at 2-byte steps (the entry and the next,

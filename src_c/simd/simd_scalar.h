@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fma_exact.h"
+#include "simd/fma_exact.h"
 /* kernels.inc takes its no-FMA variants where fa_fmaf is emulated */
 #define FA_FLOAT_FMA_IS_EMULATED FA_EMULATE_FMAF
 

@@ -2,6 +2,6 @@
  * that architecture they are the default set ("neon"; see dispatch.c). The
  * unit is empty elsewhere. */
 #if defined(__aarch64__) && !defined(FA_NO_NEON)
-#include "simd_neon.h"
-#include "kernels.inc"
+#include "simd/simd_neon.h"
+#include "kernels/kernels.inc"
 #endif

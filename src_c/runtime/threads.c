@@ -53,8 +53,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fastact.h"
-#include "threads_os.h"
+#include "runtime/fastact.h"
+#include "runtime/threads_os.h"
 
 #define FA_MAX_THREADS 256
 

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastact.h"
-#include "fastact_loops.h"
-#include "half.h"
+#include "runtime/fastact.h"
+#include "runtime/fastact_loops.h"
+#include "half/half.h"
 
 #define FA_ROW_STRETCH 8192    /* elements per partial result */
 #define FA_ROW_SMALL_STRETCHES 64 /* partial results on the stack */

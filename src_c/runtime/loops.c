@@ -17,12 +17,12 @@
 #include <xmmintrin.h> /* _mm_getcsr: SSE, part of the x86-64 baseline */
 #endif
 
-#include "fastact.h"
-#include "fastact_loops.h"
-#include "convert16.h"
-#include "half.h"
-#include "piecewise16.h"
-#include "table16.h"
+#include "runtime/fastact.h"
+#include "runtime/fastact_loops.h"
+#include "half/convert16.h"
+#include "half/half.h"
+#include "half/piecewise16.h"
+#include "half/table16.h"
 
 #define FA_MAX_ARGS (FA_MAX_INPUTS + FA_MAX_OUTPUTS)
 #define FA_BLOCK 1024      /* elements per gather buffer */
