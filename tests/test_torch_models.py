@@ -6,7 +6,10 @@ configs, random weights, nothing downloaded) run where transformers is
 installed."""
 import math
 
+import numpy as np
 import pytest
+
+import fastact as fa
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
@@ -183,6 +186,26 @@ def test_untracked_calls_equal_the_custom_op(mode):
             assert got.grad_fn is None and not got.requires_grad
             assert got.data_ptr() != x.data_ptr()
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_untracked_views(dtype):
+    """The inference path on views: transposed, strided, empty and lazily
+    negated (torch._neg_view, whose memory holds -x) tensors give the NumPy
+    function's bits; floating-point reports follow np.errstate."""
+    x = (torch.randn(5, 301, dtype=torch.float64) * 5).to(dtype)
+    functions = {"gelu": (fat.gelu, fa.gelu), "quick_gelu": (fat.quick_gelu, fa.quick_gelu),
+                 "logsigmoid": (fat.logsigmoid, fa.log_sigmoid), "softplus": (fat.softplus, fa.softplus)}
+    with torch.no_grad():
+        for name, (ours, numpy_function) in functions.items():
+            for t in (x, x.t(), x[:, ::2], x[:0], torch._neg_view(x)):
+                got = ours(t)
+                want = numpy_function(t.resolve_neg().numpy())
+                assert got.shape == t.shape and got.dtype == t.dtype, name
+                np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
+        huge = torch.full((8,), torch.finfo(dtype).max, dtype=dtype)
+        with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="selu"):
+            fat.selu(huge)
 
 
 def test_tracked_calls_keep_the_custom_op():

@@ -267,6 +267,8 @@ def _run_untracked(key, x, values, precision):
             or (x.requires_grad and torch.is_grad_enabled())
             or torch.compiler.is_compiling() or torch.jit.is_tracing()):
         return None
+    if x.is_neg():  # a lazily negated view (torch._neg_view): its memory holds -x
+        x = x.resolve_neg()
     array = x.detach().numpy() if x.requires_grad else x.numpy()
     return torch.from_numpy(_UNTRACKED[key](array, *values, precision=precision))
 
