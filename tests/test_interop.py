@@ -124,6 +124,29 @@ def test_fastact_jax_under_jit_vmap_and_grad(jax):
     np.testing.assert_array_equal(np.asarray(leaky), np.where(np.asarray(x) > 0, 1.0, 0.25).astype(np.float32))
 
 
+def test_fastact_jax_has_every_function_of_the_manifest(jax):
+    """Every elementwise and gated op with a derivative has its fastact.jax
+    function (by its public name, its own or torch's spelling): a new
+    activation cannot be left out of the adapter unnoticed."""
+    import fastact.jax as faj
+    for op in OPS:
+        if op.has_backward and op.kind != "bias":
+            assert {op.public, op.name, *op.aliases} & set(faj.__all__), f"{op.name} is missing from fastact.jax"
+
+
+def test_fastact_jax_glu(jax):
+    import fastact.jax as faj
+    jnp = jax.numpy
+    x = jnp.linspace(-3, 3, 24, dtype=jnp.float32).reshape(4, 6)
+    np.testing.assert_array_equal(np.asarray(jax.jit(faj.glu)(x)), fa.glu(np.asarray(x)))
+    np.testing.assert_array_equal(np.asarray(faj.glu(x, axis=0)), fa.glu(np.asarray(x), axis=0))
+    ours = jax.grad(lambda t: (faj.glu(t) * jnp.arange(12.0).reshape(4, 3)).sum())(x)
+    theirs = jax.grad(lambda t: (jax.nn.glu(t) * jnp.arange(12.0).reshape(4, 3)).sum())(x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=4e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="fastact.jax.glu: the length of axis 0 must be even, not 3"):
+        faj.glu(jnp.ones((3, 2)), axis=0)
+
+
 def test_fastact_jax_gated_gradients_sum_over_broadcasting(jax):
     import fastact.jax as faj
     jnp = jax.numpy

@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised without jax only
 import fastact as fa
 
 __all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu", "selu", "celu",
-           "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu"]
+           "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu", "glu"]
 
 
 def _host(function, shape_dtype, *arrays):
@@ -158,7 +158,20 @@ def geglu(gate, up, approximate="none"):
     return _cached("geglu", nin=2, approximate=approximate)(gate, up)
 
 
-for _f in (silu, quick_gelu, relu, sigmoid, tanh, softplus, log_sigmoid, mish, elu, selu, celu, leaky_relu, relu6, hardtanh,
-           hardsigmoid, hardswish):
+def glu(x, axis=-1):
+    """a·σ(b), a and b the halves of x along axis (fastact.glu), differentiable."""
+    x = jax.numpy.asarray(x)
+    length = x.shape[axis] if x.ndim else 0
+    if length % 2 or not x.ndim:
+        raise ValueError(f"fastact.jax.glu: the length of axis {axis} must be even, not {length}")
+    a, b = jax.numpy.split(x, 2, axis=axis)
+    return _glu_halves(a, b)
+
+
+# the ufunc of the halves: a·σ(b) with b the gate, and its (grad_a, grad_b)
+_glu_halves = _activation("glu", fa.ufuncs.glu, fa.ufuncs.glu_backward, nin=2)
+
+for _f in (silu, quick_gelu, relu, sigmoid, tanh, softplus, log_sigmoid, mish, elu, selu, celu, leaky_relu, relu6,
+           hardtanh, hardsigmoid, hardswish):
     _f.__doc__ = f"fastact.{_f.__name__} for JAX arrays, differentiable (jit, vmap, grad)."
 del _f
