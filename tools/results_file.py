@@ -18,22 +18,13 @@ import subprocess
 import sys
 
 import fastact as fa
-from fastact._bench import cpu_model
+from fastact._bench import cpu_fields, cpu_model
 
 RESULTS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
 
 def machine_slug():
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if not key.strip():
-                    break
-                fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
+    fields = cpu_fields()
     vendor = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(fields.get("vendor_id", ""), "cpu")
     slug = f"{vendor}-family{fields.get('cpu family', 'x')}-model{fields.get('model', 'x')}-{fa.isa()}"
     return re.sub(r"[^a-z0-9-]+", "-", slug.lower())

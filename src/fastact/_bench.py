@@ -36,9 +36,8 @@ def size_label(n):
     return f"1e{exponent}" if 10 ** exponent == n else str(n)
 
 
-def cpu_model():
-    """/proc/cpuinfo's model name, with family/model (VMs often hide the SKU:
-    "AMD EPYC", family 25 model 1 is Zen 3)."""
+def cpu_fields():
+    """The first processor's block of /proc/cpuinfo as a dict ({} where there is none)."""
     fields = {}
     try:
         with open("/proc/cpuinfo") as f:
@@ -48,6 +47,15 @@ def cpu_model():
                     break                   # end of the first processor's block
                 fields.setdefault(key.strip(), value.strip())
     except OSError:
+        pass
+    return fields
+
+
+def cpu_model():
+    """/proc/cpuinfo's model name, with family/model (VMs often hide the SKU:
+    "AMD EPYC", family 25 model 1 is Zen 3)."""
+    fields = cpu_fields()
+    if not fields:
         return platform.processor() or platform.machine()
     return (f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, "
             f"model {fields.get('model', '?')}, {fields.get('cache size', '?')} cache)")
