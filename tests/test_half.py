@@ -234,21 +234,6 @@ def _tables(on):
         _ext.table16(previous)
 
 
-@contextlib.contextmanager
-def _gathers(on):
-    """AVX-512's lookups by gathers or by scalar loads (the CPU picks one)"""
-    _ext.table16_gathers(on)
-    try:
-        yield
-    finally:
-        _ext.table16_gathers("cpu")
-
-
-def lookups_for(isa_name):
-    """The lookup forms a kernel set has: AVX-512 both, the others one"""
-    return (True, False) if isa_name == "avx512" else (None,)
-
-
 @pytest.mark.parametrize("variant", TABLED, indirect=True)
 def test_tables_give_the_computed_bits(variant, half):
     """Under every kernel set, a table of all results (table16.c) gives the bits
@@ -289,10 +274,8 @@ def test_tables_give_the_computed_bits(variant, half):
                     assert _ext.table16_published() == published, "a contiguous call filled a table"
                     np.testing.assert_array_equal(variant.forward(strided).view(np.uint16), computed)
                 assert _ext.table16_published() == published + 1, "no table was filled"
-                for gathers in lookups_for(isa_name):
-                    with _gathers(gathers):
-                        for got in layouts():
-                            np.testing.assert_array_equal(got, computed, err_msg=f"{isa_name} gathers={gathers}")
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
 
 
 # the smooth functions' backward: g times the float32 derivative at g = 1,
@@ -340,10 +323,8 @@ def test_derivative_tables_give_the_computed_bits(variant, half):
                     part = variant.backward(g[start:start + 4099], x[start:start + 4099]).view(np.uint16)
                     np.testing.assert_array_equal(part, computed[start:start + 4099], err_msg=isa_name)
                 assert _ext.table16_published() == published + 1, "no table was filled"
-                for gathers in lookups_for(isa_name):
-                    with _gathers(gathers):
-                        for got in layouts():
-                            np.testing.assert_array_equal(got, computed, err_msg=f"{isa_name} gathers={gathers}")
+                for got in layouts():
+                    np.testing.assert_array_equal(got, computed, err_msg=isa_name)
 
 
 # ---- the derivatives from the forward's output, g·f'(y) ----------------------

@@ -38,7 +38,5 @@ cdef extern from "runtime/fastact_loops.h" nogil:
 cdef extern from "half/table16.h" nogil:
     void fa_table16_enable(int on)
     int fa_table16_enabled()
-    int fa_table16_gathers()
-    void fa_table16_set_gathers(int mode)
     void fa_table16_forget()
     long fa_table16_published()

@@ -256,17 +256,6 @@ def table16(on=None):
     return previous
 
 
-def table16_gathers(on=None):
-    """Whether AVX-512's 16-bit table lookups gather (else they load an entry
-    at a time): as suits the CPU unless set; `on` True or False fixes it, and
-    "cpu" returns it to the CPU's choice. For tests comparing the two; the
-    bits are the same. Returns the previous state."""
-    previous = bool(fa_table16_gathers())
-    if on is not None:
-        fa_table16_set_gathers(-1 if on == "cpu" else 1 if on else 0)
-    return previous
-
-
 def table16_forget():
     """Forget every 16-bit table and count, as in a new process (the tables
     are not freed: another thread may be reading one). For tests."""

@@ -145,10 +145,18 @@ static int narrow_f16_portable(const float *src, uint16_t *dst, ptrdiff_t n, uin
 }
 
 static const fa_convert16_set portable = {
-    {widen_f16_portable, narrow_f16_portable, round_f16_portable, NULL, NULL, NULL},
-    {widen_bf16_portable, narrow_bf16_portable, round_bf16_portable, NULL, NULL, NULL},
-    relu_fwd_portable,
-    relu_bwd_portable,
+    .f16 = {
+        .widen = widen_f16_portable,
+        .narrow = narrow_f16_portable,
+        .round = round_f16_portable,
+    },
+    .bf16 = {
+        .widen = widen_bf16_portable,
+        .narrow = narrow_bf16_portable,
+        .round = round_bf16_portable,
+    },
+    .relu_fwd = relu_fwd_portable,
+    .relu_bwd = relu_bwd_portable,
 };
 
 #if defined(FA_X86_CONVERT)
@@ -631,10 +639,24 @@ FA_AVX2_ static int hardswish_bf16_avx2(const uint16_t *g, const uint16_t *x, ui
 }
 
 static const fa_convert16_set avx2 = {
-    {widen_f16_avx2, narrow_f16_avx2, round_f16_avx2, scale_narrow_f16_avx2, from_output_f16_avx2, hardswish_f16_avx2},
-    {widen_bf16_avx2, narrow_bf16_avx2, round_bf16_avx2, scale_narrow_bf16_avx2, from_output_bf16_avx2, hardswish_bf16_avx2},
-    relu_fwd_lanes_avx2,
-    relu_bwd_lanes_avx2,
+    .f16 = {
+        .widen = widen_f16_avx2,
+        .narrow = narrow_f16_avx2,
+        .round = round_f16_avx2,
+        .scale_narrow = scale_narrow_f16_avx2,
+        .from_output_narrow = from_output_f16_avx2,
+        .hardswish_narrow = hardswish_f16_avx2,
+    },
+    .bf16 = {
+        .widen = widen_bf16_avx2,
+        .narrow = narrow_bf16_avx2,
+        .round = round_bf16_avx2,
+        .scale_narrow = scale_narrow_bf16_avx2,
+        .from_output_narrow = from_output_bf16_avx2,
+        .hardswish_narrow = hardswish_bf16_avx2,
+    },
+    .relu_fwd = relu_fwd_lanes_avx2,
+    .relu_bwd = relu_bwd_lanes_avx2,
 };
 
 /* ---- AVX-512F ---- */
@@ -742,9 +764,8 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
 }
 
 /* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' looked up by x's bits */
-FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x,
-                                                                  int gather) {
-    __m512 product = _mm512_mul_ps(g, fa_lookup16_ps_avx512(derivative, x, gather));
+FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x) {
+    __m512 product = _mm512_mul_ps(g, fa_lookup16_ps_avx512(derivative, x));
     return _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
 }
 /* bf16_tie_lanes_avx512 for lanes that are not NaN */
@@ -775,15 +796,14 @@ FA_AVX512_ static inline __m512 widen_bf16_lanes_avx512(const uint16_t *src) {
     __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7f80));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_mask_or_epi32(h, nan, h, _mm512_set1_epi32(0x40)), 16));
 }
-FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_f16_body_avx512(const float *derivative, const uint16_t *x,
-                                                                      const uint16_t *g, uint16_t *dst, ptrdiff_t n,
-                                                                      uint64_t *ties, uint32_t window, int gather) {
+FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                              uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 16 <= n; i += 16) {
         __m512 gw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + i)));
-        __m512 p = times_derivative_avx512(gw, derivative, x + i, gather);
+        __m512 p = times_derivative_avx512(gw, derivative, x + i);
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT));
         __mmask16 lanes = half_tie_lanes_avx512(p, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
@@ -791,16 +811,15 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_f16_body_avx512(const float
     for (; i < n; i++) any |= narrow_one_f16(fa_times_derivative(fa_half_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
-FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_bf16_body_avx512(const float *derivative, const uint16_t *x,
-                                                                       const uint16_t *g, uint16_t *dst, ptrdiff_t n,
-                                                                       uint64_t *ties, uint32_t window, int gather) {
+FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
+                                               uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
     ptrdiff_t i = 0;
     int any = 0;
     memset(ties, 0, sizeof(uint64_t) * (size_t)((n + 63) / 64));
     for (; i + 32 <= n; i += 32) {
         __m512i g_pairs = _mm512_loadu_si512(g + i), p[2];
         __m512 d[2], g_half[2] = {bf16_quieted_avx512(bf16_even_avx512(g_pairs)), bf16_quieted_avx512(bf16_odd_avx512(g_pairs))};
-        fa_lookup16_pairs_avx512(derivative, x + i, gather, &d[0], &d[1]);
+        fa_lookup16_pairs_avx512(derivative, x + i, &d[0], &d[1]);
         __mmask16 lanes[2];
         for (int h = 0; h < 2; h++) {
             __m512 product = _mm512_mul_ps(g_half[h], d[h]);
@@ -812,7 +831,7 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_bf16_body_avx512(const floa
     }
     for (; i + 16 <= n; i += 16) {
         __m512 gw = widen_bf16_lanes_avx512(g + i);
-        __m512i p = _mm512_castps_si512(times_derivative_avx512(gw, derivative, x + i, gather));
+        __m512i p = _mm512_castps_si512(times_derivative_avx512(gw, derivative, x + i));
         _mm256_storeu_si256((__m256i *)(dst + i), bf16_round_zmm(p));
         __mmask16 lanes = bf16_tie_lanes_avx512(p, window);
         if (lanes) FA_MARK_TIES_(ties, i, lanes), any = 1;
@@ -820,18 +839,6 @@ FA_AVX512_ FA_INLINE_ALWAYS_ static int scale_narrow_bf16_body_avx512(const floa
     for (; i < n; i++) any |= narrow_one_bf16(fa_times_derivative(fa_bf16_to_float(g[i]), derivative[x[i]]), dst, i, ties, window);
     return any;
 }
-/* each with the lookups the CPU suits (fa_table16_gathers) */
-FA_AVX512_ static int scale_narrow_f16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
-                                              uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    return fa_table16_gathers() ? scale_narrow_f16_body_avx512(derivative, x, g, dst, n, ties, window, 1)
-                                : scale_narrow_f16_body_avx512(derivative, x, g, dst, n, ties, window, 0);
-}
-FA_AVX512_ static int scale_narrow_bf16_avx512(const float *derivative, const uint16_t *x, const uint16_t *g,
-                                               uint16_t *dst, ptrdiff_t n, uint64_t *ties, uint32_t window) {
-    return fa_table16_gathers() ? scale_narrow_bf16_body_avx512(derivative, x, g, dst, n, ties, window, 1)
-                                : scale_narrow_bf16_body_avx512(derivative, x, g, dst, n, ties, window, 0);
-}
-
 /* bfloat16 widened in registers, a signaling NaN left signaling: where the
  * lane's result is that NaN, the rounding back quiets it (bf16_round_zmm) as
  * widen_bf16 would have; where it is an operand, the arithmetic does */
@@ -994,12 +1001,24 @@ FA_AVX512_ static int hardswish_bf16_avx512(const uint16_t *g, const uint16_t *x
 }
 
 static const fa_convert16_set avx512 = {
-    {widen_f16_avx512, narrow_f16_avx512, round_f16_avx512, scale_narrow_f16_avx512, from_output_f16_avx512,
-     hardswish_f16_avx512},
-    {widen_bf16_zmm_avx512, narrow_bf16_zmm_avx512, round_bf16_zmm_avx512, scale_narrow_bf16_avx512, from_output_bf16_avx512,
-     hardswish_bf16_avx512},
-    relu_fwd_avx512,
-    relu_bwd_lanes_avx2,
+    .f16 = {
+        .widen = widen_f16_avx512,
+        .narrow = narrow_f16_avx512,
+        .round = round_f16_avx512,
+        .scale_narrow = scale_narrow_f16_avx512,
+        .from_output_narrow = from_output_f16_avx512,
+        .hardswish_narrow = hardswish_f16_avx512,
+    },
+    .bf16 = {
+        .widen = widen_bf16_zmm_avx512,
+        .narrow = narrow_bf16_zmm_avx512,
+        .round = round_bf16_zmm_avx512,
+        .scale_narrow = scale_narrow_bf16_avx512,
+        .from_output_narrow = from_output_bf16_avx512,
+        .hardswish_narrow = hardswish_bf16_avx512,
+    },
+    .relu_fwd = relu_fwd_avx512,
+    .relu_bwd = relu_bwd_lanes_avx2,
 };
 #endif
 

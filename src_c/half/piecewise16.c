@@ -111,8 +111,14 @@ static void leaky_relu_bwd_portable(const uint16_t *const *in, uint16_t *out, pt
     }
 }
 
-static const fa_piecewise16_set portable = {clamp_portable, pass_between_16_portable, hardsigmoid_portable,
-                                            hardsigmoid_bwd_portable, leaky_relu_portable, leaky_relu_bwd_portable};
+static const fa_piecewise16_set portable = {
+    .clamp = clamp_portable,
+    .pass_between = pass_between_16_portable,
+    .hardsigmoid = hardsigmoid_portable,
+    .hardsigmoid_bwd = hardsigmoid_bwd_portable,
+    .leaky_relu = leaky_relu_portable,
+    .leaky_relu_bwd = leaky_relu_bwd_portable,
+};
 
 #if defined(FA_X86_PIECEWISE16)
 /* Each body is compiled twice, for float16 and for bfloat16 as a constant:
@@ -218,7 +224,8 @@ static int limits16_for(const float *limits, int bf16, limits16 *keys) {
         int16_t key = order_key(nearest[k]);
         up[k] = (int16_t)(key + (value < limits[k])), down[k] = (int16_t)(key - (value > limits[k]));
     }
-    *keys = (limits16){up[0], down[0], up[1], down[1], nearest[0], nearest[1]};
+    *keys = (limits16){.lo_up = up[0], .lo_down = down[0], .hi_up = up[1], .hi_down = down[1],
+                       .lo = nearest[0], .hi = nearest[1]};
     return 1;
 }
 /* the caller's denormals-are-zero: the float32 compares then take a
@@ -421,8 +428,14 @@ FA_BF16_CONSTANT_(hardsigmoid_bwd_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(leaky_relu_avx2, FA_AVX2_)
 FA_BF16_CONSTANT_(leaky_relu_bwd_avx2, FA_AVX2_)
 
-static const fa_piecewise16_set avx2 = {clamp_avx2,           pass_between16_avx2, hardsigmoid_avx2,
-                                        hardsigmoid_bwd_avx2, leaky_relu_avx2,     leaky_relu_bwd_avx2};
+static const fa_piecewise16_set avx2 = {
+    .clamp = clamp_avx2,
+    .pass_between = pass_between16_avx2,
+    .hardsigmoid = hardsigmoid_avx2,
+    .hardsigmoid_bwd = hardsigmoid_bwd_avx2,
+    .leaky_relu = leaky_relu_avx2,
+    .leaky_relu_bwd = leaky_relu_bwd_avx2,
+};
 
 /* ---- AVX-512F ---- */
 #define FA_AVX512_ __attribute__((target("avx512f,avx2,fma,f16c")))
@@ -694,8 +707,14 @@ FA_BF16_CONSTANT_(hardsigmoid_bwd_avx512, FA_AVX512_)
 FA_BF16_CONSTANT_(leaky_relu_avx512, FA_AVX512_)
 FA_BF16_CONSTANT_(leaky_relu_bwd_avx512, FA_AVX512_)
 
-static const fa_piecewise16_set avx512 = {clamp_avx512,           pass_between16_avx512, hardsigmoid_avx512,
-                                          hardsigmoid_bwd_avx512, leaky_relu_avx512,     leaky_relu_bwd_avx512};
+static const fa_piecewise16_set avx512 = {
+    .clamp = clamp_avx512,
+    .pass_between = pass_between16_avx512,
+    .hardsigmoid = hardsigmoid_avx512,
+    .hardsigmoid_bwd = hardsigmoid_bwd_avx512,
+    .leaky_relu = leaky_relu_avx512,
+    .leaky_relu_bwd = leaky_relu_bwd_avx512,
+};
 #endif
 
 /* avx512-emulated runs on AVX2 hardware: AVX2's */

@@ -13,7 +13,6 @@ static fa_table16 *_Atomic tables[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIE
 static _Atomic ptrdiff_t computed[FA_N_ISAS][FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS][2];
 #define FA_SLOT_(array, key) array[key.isa][key.op][key.direction][key.tier][key.bf16]
 static atomic_int enabled = 1;
-static atomic_int gathers = -1; /* -1: as the CPU suits */
 static atomic_long published;
 
 static int valid(fa_table16_key key) {
@@ -22,7 +21,7 @@ static int valid(fa_table16_key key) {
 }
 
 size_t fa_table16_bytes(fa_table16_key key) {
-    return key.direction == FA_FWD ? (FA_TABLE16_SIZE + 2) * sizeof(uint16_t) : FA_TABLE16_SIZE * sizeof(float);
+    return FA_TABLE16_SIZE * (key.direction == FA_FWD ? sizeof(uint16_t) : sizeof(float));
 }
 
 /* bit for bit: -0.0 is not 0.0 to the kernels */
@@ -56,7 +55,6 @@ fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams
     fa_table16 *table = malloc(sizeof *table + fa_table16_bytes(key));
     if (!table) return NULL;
     memset(table->params, 0, sizeof table->params);
-    memset(table->entries + fa_table16_bytes(key) - 4, 0, 4); /* the forward gather's padding */
     if (nparams) memcpy(table->params, params, (size_t)nparams * sizeof *params);
     return table;
 }
@@ -92,34 +90,15 @@ static ptrdiff_t apply_portable(const uint16_t *table, const uint16_t *x, uint16
 #include "half/lookup_avx512.h"
 #define FA_X86_TABLE16 1
 #define FA_AVX512_ __attribute__((target("avx512f")))
-/* two 16-lane gathers of 32 bits at 2-byte steps (the entry and the next,
- * dropped): about 1.2x the portable loop on an Intel Xeon, 0.7x on AMD Zen 4 */
-#define FA_GATHER_AHEAD 32
-FA_AVX512_ static ptrdiff_t apply_avx512(const uint16_t *table, const uint16_t *x, uint16_t *y, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-    for (; i + FA_GATHER_AHEAD <= n; i += FA_GATHER_AHEAD) {
-        __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
-        __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i + 16)));
-        __m512i got_lo = _mm512_i32gather_epi32(lo, (const void *)table, 2);
-        __m512i got_hi = _mm512_i32gather_epi32(hi, (const void *)table, 2);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(got_lo));
-        _mm256_storeu_si256((__m256i *)(y + i + 16), _mm512_cvtepi32_epi16(got_hi));
-    }
-    return i;
-}
 #endif
 
-void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
+void fa_table16_apply(const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
                       ptrdiff_t out_step, ptrdiff_t n, ptrdiff_t block) {
     ptrdiff_t done = 0;
     if (in_step == 2 && out_step == 2) {
         const uint16_t *x = (const uint16_t *)in;
         uint16_t *y = (uint16_t *)out;
-#if defined(FA_X86_TABLE16)
-        if (isa == FA_ISA_AVX512 && block >= FA_GATHER_AHEAD && fa_table16_gathers())
-            done = apply_avx512(table, x, y, n);
-#endif
-        if (block >= 4) done += apply_portable(table, x + done, y + done, n - done);
+        if (block >= 4) done = apply_portable(table, x, y, n);
     }
     for (ptrdiff_t i = done; i < n; i++) {
         uint16_t v;
@@ -133,21 +112,15 @@ static void scale_portable(const float *derivative, const uint16_t *x, const flo
 }
 
 #if defined(FA_X86_TABLE16)
-FA_AVX512_ __attribute__((always_inline)) static inline ptrdiff_t scale_avx512_body(const float *derivative, const uint16_t *x,
-                                                                                const float *g, float *out, ptrdiff_t n,
-                                                                                int gather) {
+FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t *x, const float *g, float *out,
+                                         ptrdiff_t n) {
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512 d = fa_lookup16_ps_avx512(derivative, x + i, gather), scale = _mm512_loadu_ps(g + i);
+        __m512 d = fa_lookup16_ps_avx512(derivative, x + i), scale = _mm512_loadu_ps(g + i);
         __m512 product = _mm512_mul_ps(scale, d);
         _mm512_storeu_ps(out + i, _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(scale, scale, _CMP_UNORD_Q), scale));
     }
     return i;
-}
-FA_AVX512_ static ptrdiff_t scale_avx512(const float *derivative, const uint16_t *x, const float *g, float *out,
-                                         ptrdiff_t n) {
-    return fa_table16_gathers() ? scale_avx512_body(derivative, x, g, out, n, 1)
-                                : scale_avx512_body(derivative, x, g, out, n, 0);
 }
 #endif
 
@@ -157,15 +130,6 @@ void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const
     if (isa == FA_ISA_AVX512) done = scale_avx512(derivative, x, g, out, n);
 #endif
     scale_portable(derivative, x + done, g + done, out + done, n - done);
-}
-
-int fa_table16_gathers(void) {
-    int mode = atomic_load_explicit(&gathers, memory_order_relaxed);
-    return mode >= 0 ? mode : fa_cpu_gathers_fast();
-}
-
-void fa_table16_set_gathers(int mode) {
-    atomic_store(&gathers, mode < 0 ? -1 : mode != 0);
 }
 
 void fa_table16_enable(int on) {

@@ -25,7 +25,7 @@ typedef struct {
     unsigned char entries[]; /* forward: uint16_t results; backward: float derivatives */
 } fa_table16;
 
-/* Bytes of a key's entries; forward, room for a 32-bit gather of the last */
+/* Bytes of a key's entries: uint16_t results forward, float derivatives backward */
 size_t fa_table16_bytes(fa_table16_key key);
 /* The key's entries for these parameters once a table of them is published;
  * NULL before, when tables are off, or (with *taken set) when the key's table
@@ -41,9 +41,9 @@ fa_table16 *fa_table16_new(fa_table16_key key, const double *params, int nparams
  * another thread published first, `filled` is freed and that thread's
  * entries are returned (when its parameters are these). */
 const void *fa_table16_publish(fa_table16_key key, fa_table16 *filled, int nparams);
-/* out[i] = table[in[i]] with kernel set isa's loads, in index order, reading
- * at most `block` elements ahead of what it has written (see fa_order in loops.c) */
-void fa_table16_apply(int isa, const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
+/* out[i] = table[in[i]], in index order, reading at most `block` elements
+ * ahead of what it has written (see fa_order in loops.c) */
+void fa_table16_apply(const uint16_t *table, const char *in, ptrdiff_t in_step, char *out,
                       ptrdiff_t out_step, ptrdiff_t n, ptrdiff_t block);
 /* g·d rounded to float32, and g itself where g is NaN (widened, so quiet):
  * x86 returns the first operand's NaN when both are, and a compiler may
@@ -53,11 +53,6 @@ static inline float fa_times_derivative(float g, float d) {
 }
 /* out[i] = fa_times_derivative(g[i], derivative[x[i]]) */
 void fa_table16_scale(int isa, const float *derivative, const uint16_t *x, const float *g, float *out, ptrdiff_t n);
-/* 1: the AVX-512 lookups gather; 0: they load one entry at a time. As the
- * CPU suits (fa_cpu_gathers_fast) unless set; the results are the same. */
-int fa_table16_gathers(void);
-/* 1 or 0 fixes the choice, -1 returns it to the CPU's. For tests. */
-void fa_table16_set_gathers(int mode);
 /* Tables on (the default) or off; off, every call computes. For tests. */
 void fa_table16_enable(int on);
 int fa_table16_enabled(void);

@@ -102,29 +102,6 @@ static unsigned detect(void) {
     return ok;
 }
 
-/* 1 on an Intel CPU: there the 16-bit tables' AVX-512 gathers measured 1.2x
- * a loop of scalar loads (a Xeon); on AMD Zen 4 the scalar loads ran 1.4x the
- * gathers, as on Zen 3 with AVX2's */
-static int detect_gathers_fast(void) {
-#if defined(FA_X86_CPUID)
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
-    return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e; /* "Genu" "ineI" "ntel" */
-#else
-    return 0;
-#endif
-}
-
-int fa_cpu_gathers_fast(void) {
-    static atomic_int cached = -1;
-    int fast = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (fast < 0) {
-        fast = detect_gathers_fast();
-        atomic_store_explicit(&cached, fast, memory_order_relaxed);
-    }
-    return fast;
-}
-
 static unsigned supported_mask(void) {
     static atomic_uint cached; /* 0 = not yet detected; scalar is always set */
     unsigned m = atomic_load_explicit(&cached, memory_order_relaxed);

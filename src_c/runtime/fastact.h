@@ -85,7 +85,6 @@ int fa_isa_supported(int isa);              /* 1 if this CPU (and build) can run
 int fa_isa_best(void);                      /* best supported, capped by FASTACT_ISA */
 int fa_isa_current(void);
 int fa_isa_set(int isa);                    /* returns 0, or -1 if unsupported */
-int fa_cpu_gathers_fast(void);              /* 1 where AVX-512 gathers beat scalar loads (Intel) */
 const fa_kernels *fa_kernels_current(void);
 
 /* threads.c: run body(ctx, begin, end) over [0, n) in chunks that are

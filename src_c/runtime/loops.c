@@ -98,8 +98,10 @@ typedef struct {
     uint16_t (*from_double)(double);
     int (*is_tie)(float);
 } fa_half_type;
-static const fa_half_type half_f16 = {0, fa_float_to_half, fa_double_to_half, fa_is_half_tie};
-static const fa_half_type half_bf16 = {1, fa_float_to_bf16, fa_double_to_bf16, fa_is_bf16_tie};
+static const fa_half_type half_f16 = {
+    .bf16 = 0, .narrow = fa_float_to_half, .from_double = fa_double_to_half, .is_tie = fa_is_half_tie};
+static const fa_half_type half_bf16 = {
+    .bf16 = 1, .narrow = fa_float_to_bf16, .from_double = fa_double_to_bf16, .is_tie = fa_is_bf16_tie};
 
 typedef struct {
     ptrdiff_t size;       /* bytes per stored element */
@@ -112,10 +114,12 @@ typedef struct {
 
 enum { FA_F16, FA_F32, FA_F64, FA_BF16 };
 static const fa_dtype dtypes[] = {
-    [FA_F16] = {2, FA_KF32, 0, gather_f16, scatter_f16, &half_f16},
-    [FA_F32] = {4, FA_KF32, 1, gather_f32, scatter_f32, NULL},
-    [FA_F64] = {8, FA_KF64, 1, gather_f64, scatter_f64, NULL},
-    [FA_BF16] = {2, FA_KF32, 0, gather_bf16, scatter_bf16, &half_bf16},
+    [FA_F16] = {.size = 2, .kdtype = FA_KF32, .native = 0, .gather = gather_f16, .scatter = scatter_f16,
+                .half = &half_f16},
+    [FA_F32] = {.size = 4, .kdtype = FA_KF32, .native = 1, .gather = gather_f32, .scatter = scatter_f32},
+    [FA_F64] = {.size = 8, .kdtype = FA_KF64, .native = 1, .gather = gather_f64, .scatter = scatter_f64},
+    [FA_BF16] = {.size = 2, .kdtype = FA_KF32, .native = 0, .gather = gather_bf16, .scatter = scatter_bf16,
+                 .half = &half_bf16},
 };
 
 /* ---- ufunc loop data: which kernel, and its arity ---- */
@@ -131,8 +135,8 @@ const void *fa_loop_data(int op, int direction, int tier) {
         tier >= FA_N_TIERS)
         return NULL;
     fa_loop_spec *spec = &specs[op][direction][tier];
-    *spec = (fa_loop_spec){op, direction, tier, fa_op_arity[op][direction][0], op_nparams[op],
-                           fa_op_arity[op][direction][1]};
+    *spec = (fa_loop_spec){.op = op, .direction = direction, .tier = tier, .nin = fa_op_arity[op][direction][0],
+                           .nparams = op_nparams[op], .nout = fa_op_arity[op][direction][1]};
     return spec;
 }
 
@@ -535,7 +539,7 @@ static void run_half_blocks(const fa_job *job, ptrdiff_t begin, ptrdiff_t end) {
     const fa_convert16 *convert = half->bf16 ? &job->convert->bf16 : &job->convert->f16;
     int nout = job->nargs - job->nin;
     if (job->table) {
-        fa_table16_apply(job->isa, job->table, job->args[0] + begin * job->steps[0], job->steps[0],
+        fa_table16_apply(job->table, job->args[0] + begin * job->steps[0], job->steps[0],
                          job->args[1] + begin * job->steps[1], job->steps[1], end - begin, job->block);
         return;
     }
@@ -708,7 +712,8 @@ static const uint16_t *table_for(const fa_job *job, const fa_loop_spec *spec, pt
     /* hardswish's one-pass loop (contiguous data) on AVX-512 outran the
      * lookups 1.8x on a Zen 4; AVX2's did not on a Zen 3 */
     if (job->hardswish_one_pass && job->isa == FA_ISA_AVX512 && unit_steps(job)) return NULL;
-    fa_table16_key key = {job->isa, spec->op, FA_FWD, spec->tier, job->dtype->half->bf16};
+    fa_table16_key key = {.isa = job->isa, .op = spec->op, .direction = FA_FWD, .tier = spec->tier,
+                          .bf16 = job->dtype->half->bf16};
     fa_table16 *filled;
     const uint16_t *table = ready_or_to_fill(job, spec, key, n, &filled);
     if (!filled) return table;
@@ -729,7 +734,8 @@ static const float *derivative_table_for(const fa_job *job, const fa_loop_spec *
     /* looked up by x's contiguous bits; y - y² costs less than a lookup */
     if (!job->derivative || job->from_output || job->steps[1] != 2) return NULL;
     const fa_half_type *half = job->dtype->half;
-    fa_table16_key key = {job->isa, spec->op, FA_BWD, spec->tier, half->bf16};
+    fa_table16_key key = {.isa = job->isa, .op = spec->op, .direction = FA_BWD, .tier = spec->tier,
+                          .bf16 = half->bf16};
     fa_table16 *filled;
     const float *table = ready_or_to_fill(job, spec, key, n, &filled);
     if (!filled) return table;
@@ -865,11 +871,15 @@ static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdi
     const fa_kernels *kernels = fa_kernels_current();
     double params[FA_MAX_PARAMS], wide_params[FA_MAX_PARAMS];
     int round_params = dtype->half && rounds_params[spec->op];
-    fa_job job = {kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier], dtype,
-                  spec->nin, spec->nin + spec->nout, {0}, {0}, 0, spec->nparams ? params : NULL,
-                  dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
-                  kernels->kernel[spec->op][spec->direction][FA_KF64][0], 0, 0,
-                  spec->nparams ? (round_params ? wide_params : params) : NULL, NULL, NULL, 0, NULL, {0, 0}, NULL, 0, NULL, fa_isa_current(), 0, 0};
+    fa_job job = {.kernel = kernels->kernel[spec->op][spec->direction][dtype->kdtype][spec->tier],
+                  .dtype = dtype,
+                  .nin = spec->nin,
+                  .nargs = spec->nin + spec->nout,
+                  .params = spec->nparams ? params : NULL,
+                  .half_sum_at = dtype->half && is_bias_op[spec->op] ? spec->nin - 2 : -1,
+                  .wide = kernels->kernel[spec->op][spec->direction][FA_KF64][0],
+                  .wide_params = spec->nparams ? (round_params ? wide_params : params) : NULL,
+                  .isa = fa_isa_current()};
     if (dtype->half) {
         /* the smooth forward functions without parameters (which the fast
          * kernels may round differently): the fast kernel, near ties recomputed */

@@ -239,10 +239,10 @@ static void one_row(const fa_rows_job *job, ptrdiff_t row, const fa_cost *split)
         }
         for (int a = 0; a < job->nin; a++) gather(job, p[a], job->core[a], buffer + a * job->n * job->size);
     }
-    fa_row r = {job->k, job->spec, job->size, NULL, NULL, NULL, job->n, NULL, 0, 0, 0};
-    r.a = direct ? p[0] : buffer;
-    r.b = job->nin > 1 ? (direct ? p[1] : buffer + job->n * job->size) : NULL;
-    r.out = direct ? p[job->nin] : buffer + job->nin * job->n * job->size;
+    fa_row r = {.k = job->k, .spec = job->spec, .size = job->size, .n = job->n,
+                .a = direct ? p[0] : buffer,
+                .b = job->nin > 1 ? (direct ? p[1] : buffer + job->n * job->size) : NULL,
+                .out = direct ? p[job->nin] : buffer + job->nin * job->n * job->size};
     compute_row(&r, split);
     if (!direct) {
         scatter(job, r.out, p[job->nin], job->core[job->nin]);
@@ -325,10 +325,10 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
                     buffer + (size_t)a * (size_t)count * row_bytes, ld);
     char *outs = buffer + (size_t)job->nin * (size_t)count * row_bytes;
     for (ptrdiff_t t = 0; t < count; t++) {
-        fa_row r = {job->k, job->spec, job->size, NULL, NULL, NULL, job->n, NULL, 0, 0, 0};
-        r.a = buffer + (size_t)t * row_bytes;
-        r.b = job->nin > 1 ? buffer + ((size_t)count + (size_t)t) * row_bytes : NULL;
-        r.out = outs + (size_t)t * row_bytes;
+        fa_row r = {.k = job->k, .spec = job->spec, .size = job->size, .n = job->n,
+                    .a = buffer + (size_t)t * row_bytes,
+                    .b = job->nin > 1 ? buffer + ((size_t)count + (size_t)t) * row_bytes : NULL,
+                    .out = outs + (size_t)t * row_bytes};
         compute_row(&r, NULL);
     }
     int o = job->nin;
@@ -355,8 +355,8 @@ static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
 static void run(int stored, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_row_spec *spec = data;
     int kd = stored == FA_STORED_F64 ? FA_KF64 : FA_KF32, nin = spec->direction == FA_FWD ? 1 : 2;
-    fa_rows_job job = {&fa_kernels_current()->rows[kd][spec->tier], spec, stored, kd == FA_KF64 ? 8 : 4, nin, {0}, {0}, {0},
-                       dims[0], dims[1], NULL};
+    fa_rows_job job = {.k = &fa_kernels_current()->rows[kd][spec->tier], .spec = spec, .stored = stored,
+                       .size = kd == FA_KF64 ? 8 : 4, .nin = nin, .rows = dims[0], .n = dims[1]};
     for (int a = 0; a <= nin; a++) {
         job.args[a] = args[a];
         job.outer[a] = steps[a];
