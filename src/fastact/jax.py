@@ -25,8 +25,8 @@ except ImportError as exc:  # pragma: no cover - exercised without jax only
 
 import fastact as fa
 
-__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu", "selu", "celu",
-           "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu", "glu"]
+__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu",
+           "selu", "celu", "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu", "glu"]
 
 
 def _host(function, shape_dtype, *arrays):

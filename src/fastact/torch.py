@@ -31,11 +31,11 @@ import fastact as fa
 # on the first one, not here (its import takes half as long as torch's)
 _HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
 
-__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu", "selu", "celu",
-           "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax", "glu",
-           "swiglu", "geglu", "GELU", "SiLU", "QuickGELU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid", "Mish", "ELU",
-           "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax", "LogSoftmax",
-           "GLU", "replace_activations", "ReplacedActivations"]
+__all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "logsigmoid", "mish", "elu",
+           "selu", "celu", "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "softmax", "log_softmax",
+           "glu", "swiglu", "geglu", "GELU", "SiLU", "QuickGELU", "ReLU", "Sigmoid", "Tanh", "Softplus", "LogSigmoid",
+           "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Softmax",
+           "LogSoftmax", "GLU", "replace_activations", "ReplacedActivations"]
 
 _DTYPES = {torch.float32, torch.float64, torch.float16} | ({torch.bfloat16} if _HAVE_ML_DTYPES else set())
 
@@ -218,8 +218,8 @@ _OPS = {
 # For inference: fastact's NumPy function of one tensor, straight on its memory
 _UNTRACKED = {
     "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
-    "silu": fa.silu, "quick_gelu": fa.quick_gelu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "softplus": fa.softplus,
-    "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
+    "silu": fa.silu, "quick_gelu": fa.quick_gelu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh,
+    "softplus": fa.softplus, "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
     "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
     "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
 }

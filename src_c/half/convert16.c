@@ -764,7 +764,8 @@ FA_AVX512_ static int narrow_bf16_zmm_avx512(const float *src, uint16_t *dst, pt
 }
 
 /* g·f'(x) as fa_times_derivative gives it (g's NaN where g is NaN), f' looked up by x's bits */
-FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, const float *derivative, const uint16_t *x) {
+FA_AVX512_ FA_INLINE_ALWAYS_ static __m512 times_derivative_avx512(__m512 g, const float *derivative,
+                                                                  const uint16_t *x) {
     __m512 product = _mm512_mul_ps(g, fa_lookup16_ps_avx512(derivative, x));
     return _mm512_mask_mov_ps(product, _mm512_cmp_ps_mask(g, g, _CMP_UNORD_Q), g);
 }
