@@ -105,7 +105,9 @@ def ref_backward(name, g, y):
 
 def rows_for(dtype, seed=0):
     """Finite rows of several kinds (rows along the last axis): moderate normals, a huge
-    dynamic range, all-equal rows, rows with one clear maximum (log_softmax near 0 there)."""
+    dynamic range, all-equal rows, rows with one clear maximum (log_softmax near 0 there),
+    rows far from 0 (float32's fast softmax shifts by a multiple of 2^-9 up to 2^14, float64's
+    by 2^-32 up to 2^20, and by the maximum itself beyond)."""
     rng = np.random.default_rng(seed)
     n_rows = 24 if dtype == np.float64 else 64
     span = 60.0 if dtype == np.float16 else 200.0  # float16 holds +-65504 but exp of -400 is 0 anyway
@@ -117,7 +119,10 @@ def rows_for(dtype, seed=0):
         np.concatenate([np.zeros((4, 1)), np.full((4, 256), -12.0)], axis=1),
         np.concatenate([np.full((4, 3), 7.0), rng.normal(-20, 5, (4, 254))], axis=1),  # 3 tied maxima
         rng.normal(0, 1e-3, (4, 257)),  # nearly equal
+        rng.normal(1e4, 3, (4, 257)), rng.normal(3e4, 3, (4, 257)),  # far from 0: the fast tier's shifts
     ]
+    if dtype != np.float16:
+        blocks.append(rng.normal(-3e6, 3, (4, 257)))
     x = np.concatenate(blocks).astype(dtype)
     return x
 
@@ -407,16 +412,21 @@ def test_fast_tier_special_rows_are_the_accurate_tiers(isa, dtype):
             assert np.all(diff <= tol), what
 
 
+# rows whose maximum is far below 0: exp(x - max) of a vector's unused lanes must not overflow
+FLAG_FREE_ROWS = {**SPECIAL_ROWS, "max below -88": [-100.0, -101.0, -100.5, -150.0]}
+
+
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("row", list(SPECIAL_ROWS))
+@pytest.mark.parametrize("row", list(FLAG_FREE_ROWS))
 def test_no_floating_point_warnings(isa, row, dtype, tier):
-    """NaN rows and rows masked with -inf raise no floating-point flags (np.errstate(all='raise')
-    must not raise); a row of -inf only is 0/0 and may. Short and vector-length rows."""
+    """NaN rows, rows masked with -inf and rows far below 0 raise no floating-point flags
+    (np.errstate(all='raise') must not raise); a row of -inf only is 0/0 and may. Short,
+    vector-length and odd-length rows."""
     if row == "all -inf":
         pytest.skip("0/0 = NaN may rightly flag invalid")
-    base = np.array(SPECIAL_ROWS[row], dtype=dtype)
-    for x in (base[None, :], np.tile(base, (9, 1)), np.tile(base, 10)[None, :]):
+    base = np.array(FLAG_FREE_ROWS[row], dtype=dtype)
+    for x in (base[None, :], np.tile(base, (9, 1)), np.tile(base, 10)[None, :], np.tile(base, 10)[None, :37]):
         with np.errstate(all="raise"):
             y = fa.softmax(x, precision=tier)
             ly = fa.log_softmax(x, precision=tier)

@@ -121,7 +121,7 @@ def fused_rows(tier, count, rng):
     up = rng.uniform(-4, 4, n).astype(np.float32)
     g = rng.standard_normal(n).astype(np.float32)
     gate64, up64, g64 = (a.astype(np.float64) for a in (gate, up, g))
-    kw = {} if tier == "accurate" else {"precision": tier}
+    kw = {"precision": tier}
     cases = {}
     for name, act in ACT.items():
         f, df, scale = getattr(ref, act), getattr(ref, act + "_backward"), getattr(ref, act + "_backward_scale")
@@ -139,8 +139,8 @@ def fused_rows(tier, count, rng):
             public = "geglu" if name.startswith("geglu") else name
             approx = {"approximate": "tanh"} if name.endswith("tanh") else {}
             if name == "glu":
-                call = lambda: fa.ufuncs.glu(up, gate) if tier == "accurate" else fa.ufuncs.glu_fast(up, gate)  # noqa: E731
-                back = lambda: (fa.ufuncs.glu_backward if tier == "accurate" else fa.ufuncs.glu_backward_fast)(g, up, gate)[::-1]  # noqa: E731,E501
+                call = lambda: fa.ufuncs.glu(up, gate) if tier == "fast" else fa.ufuncs.glu_accurate(up, gate)  # noqa: E731
+                back = lambda: (fa.ufuncs.glu_backward if tier == "fast" else fa.ufuncs.glu_backward_accurate)(g, up, gate)[::-1]  # noqa: E731,E501
             else:
                 call = lambda public=public, approx=approx: getattr(fa, public)(gate, up, **approx, **kw)  # noqa: E731
                 back = lambda public=public, approx=approx: getattr(fa, public + "_backward")(g, gate, up, **approx, **kw)  # noqa: E731,E501

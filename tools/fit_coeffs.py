@@ -430,6 +430,10 @@ def constants():
     ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
     out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),
             ("FA_LOG2EF", to_float32(1 / mp.log(2)), "f")]
+    # float ln 2 to a multiple of 2^-9 (softmax's shifted exponential: c + k * hi exact for
+    # c a multiple of 2^-9 below 2^14 and |k| < 2^8)
+    ln2f_q9_hi = float(mp.nint(mp.log(2) * 2**9) / 2**9)
+    out += [("FA_LN2F_Q9_HI", ln2f_q9_hi, "f"), ("FA_LN2F_Q9_LO", to_float32(mp.log(2) - mp.mpf(ln2f_q9_hi)), "f")]
     # ln 2, sqrt(2) for log1p; 1/6 for the fast tier's hardsigmoid and hardswish (a division
     # by 6 as two products); SELU's constants (PyTorch's), scale * alpha as hi + lo
     for name, value in (("FA_LN2", mp.log(2)), ("FA_SIXTH", mp.mpf(1) / 6)):

@@ -116,6 +116,15 @@ static inline simde__m512 fa_emu_min_round_ps_(simde__m512 a, simde__m512 b, int
     return simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_LT_OQ), b, a);
 }
 
+static inline simde__m512 fa_emu_max_round_ps_(simde__m512 a, simde__m512 b, int sae) {
+    (void)sae;
+    return simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_GT_OQ), b, a);
+}
+static inline simde__m512d fa_emu_max_round_pd_(simde__m512d a, simde__m512d b, int sae) {
+    (void)sae;
+    return simde_mm512_mask_blend_pd(simde_mm512_cmp_pd_mask(a, b, SIMDE_CMP_GT_OQ), b, a);
+}
+
 /* Some of these are macros in the compiler's own headers: replace them all. */
 #undef _mm512_maskz_loadu_pd
 #define _mm512_maskz_loadu_pd fa_emu_maskz_loadu_pd_
@@ -237,6 +246,16 @@ static inline simde__m512 fa_emu_min_round_ps_(simde__m512 a, simde__m512 b, int
 #define _mm512_ternarylogic_epi64 simde_mm512_ternarylogic_epi64
 #undef _mm512_min_round_ps
 #define _mm512_min_round_ps fa_emu_min_round_ps_
+#undef _mm512_max_round_ps
+#define _mm512_max_round_ps fa_emu_max_round_ps_
+#undef _mm512_max_round_pd
+#define _mm512_max_round_pd fa_emu_max_round_pd_
+#undef _mm512_castps512_ps256
+#define _mm512_castps512_ps256 simde_mm512_castps512_ps256
+#undef _mm512_castps_pd
+#define _mm512_castps_pd simde_mm512_castps_pd
+#undef _mm512_extractf64x4_pd
+#define _mm512_extractf64x4_pd simde_mm512_extractf64x4_pd
 /* no streaming stores in SIMDe: plain stores (same values) */
 #undef _mm512_stream_ps
 #define _mm512_stream_ps simde_mm512_storeu_ps

@@ -21,6 +21,7 @@
 #define v_fnma vf_fnma
 #define v_min vf_min
 #define v_max vf_max
+#define v_max_skip_nan vf_max_skip_nan
 #define v_abs vf_abs
 #define v_copysign vf_copysign
 #define v_lt vf_lt
@@ -103,6 +104,7 @@
 #define v_fnma vd_fnma
 #define v_min vd_min
 #define v_max vd_max
+#define v_max_skip_nan vd_max_skip_nan
 #define v_abs vd_abs
 #define v_copysign vd_copysign
 #define v_round_float vd_round_float

@@ -18,6 +18,7 @@
 #undef v_fnma
 #undef v_min
 #undef v_max
+#undef v_max_skip_nan
 #undef v_abs
 #undef v_copysign
 #undef v_round_float

@@ -3,6 +3,7 @@
 #ifndef FA_SIMD_H
 #define FA_SIMD_H
 #include <immintrin.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,6 +121,15 @@ static inline vi vf_half_binade_index(vf a, int first) {
 }
 static inline vf vf_lookup8(const float *table, vi i) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), i); }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+
+/* max(m, v) where v is not NaN, else m (m is never NaN); no flag */
+static inline vf vf_max_skip_nan(vf m, vf v) { return vf_max(m, vf_select(vf_isnan(v), vf_set(-INFINITY), v)); }
+static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isnan(v), vd_set(-INFINITY), v)); }
+/* v's lanes, widened to double, added in order to acc[0] and acc[1] */
+static inline void vf_add_widened(vd *acc, vf v) {
+    acc[0] = _mm256_add_pd(acc[0], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
 
 /* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal:
  * one FMA by 2^k (AVX-512 has an instruction for it: vscalef) */

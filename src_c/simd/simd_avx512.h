@@ -2,6 +2,7 @@
  * Same interface as simd_scalar.h. Only AVX-512F instructions are used. */
 #ifndef FA_SIMD_H
 #define FA_SIMD_H
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #ifndef FA_AVX512_EMULATED
@@ -114,6 +115,16 @@ static inline vf vf_lookup8(const float *table, vi i) {
     return _mm512_permutexvar_ps(i, _mm512_maskz_loadu_ps((__mmask16)0xff, table));
 }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+
+/* max(m, v) where v is not NaN, else m (m is never NaN); no flag ({sae}: vmaxps
+ * returns its second operand where either is NaN) */
+static inline vf vf_max_skip_nan(vf m, vf v) { return _mm512_max_round_ps(v, m, _MM_FROUND_NO_EXC); }
+static inline vd vd_max_skip_nan(vd m, vd v) { return _mm512_max_round_pd(v, m, _MM_FROUND_NO_EXC); }
+/* v's lanes, widened to double, added in order to acc[0] and acc[1] */
+static inline void vf_add_widened(vd *acc, vf v) {
+    acc[0] = _mm512_add_pd(acc[0], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
 
 /* (1 + q) 2^k for integer-valued k, where the result is normal: 1 + q rounded,
  * then scaled exactly by vscalef, the same bits as the other layers' single

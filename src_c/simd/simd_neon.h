@@ -10,6 +10,7 @@
 #ifndef FA_SIMD_H
 #define FA_SIMD_H
 #include <arm_neon.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -173,6 +174,15 @@ static inline vf vf_lookup8(const float *table, vi i) {
     return vreinterpretq_f32_u8(vqtbl2q_u8(bytes, vaddq_u8(first, vld1q_u8(within))));
 }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return vbslq_f32(m, if_true, if_false); }
+
+/* max(m, v) where v is not NaN, else m (m is never NaN); no flag */
+static inline vf vf_max_skip_nan(vf m, vf v) { return vf_max(m, vf_select(vf_isnan(v), vf_set(-INFINITY), v)); }
+static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isnan(v), vd_set(-INFINITY), v)); }
+/* v's lanes, widened to double, added in order to acc[0] and acc[1] */
+static inline void vf_add_widened(vd *acc, vf v) {
+    acc[0] = vaddq_f64(acc[0], vcvt_f64_f32(vget_low_f32(v)));
+    acc[1] = vaddq_f64(acc[1], vcvt_high_f64_f32(v));
+}
 
 /* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
 static inline vd vd_scale_1p(vd q, vd k) {

@@ -128,6 +128,12 @@ static inline vi vf_half_binade_index(vf a, int first) {
 static inline vf vf_lookup8(const float *table, vi i) { return table[i]; }
 static inline vf vf_select(mf m, vf if_true, vf if_false) { return m ? if_true : if_false; }
 
+/* max(m, v) where v is not NaN, else m (m is never NaN); no flag */
+static inline vf vf_max_skip_nan(vf m, vf v) { return vf_max(m, vf_select(vf_isnan(v), vf_set(-INFINITY), v)); }
+static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isnan(v), vd_set(-INFINITY), v)); }
+/* v widened to double, added to acc[0] (one float per vector here) */
+static inline void vf_add_widened(vd *acc, vf v) { acc[0] += (double)v; }
+
 /* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
 static inline vd vd_scale_1p(vd q, vd k) {
     vd s = vd_pow2(k);

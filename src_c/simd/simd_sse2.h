@@ -19,6 +19,7 @@
 #ifndef FA_SIMD_H
 #define FA_SIMD_H
 #include <emmintrin.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -266,6 +267,15 @@ static inline vf vf_lookup8(const float *table, vi i) {
 }
 static inline vf vf_select(mf m, vf if_true, vf if_false) {
     return _mm_or_ps(_mm_and_ps(m, if_true), _mm_andnot_ps(m, if_false));
+}
+
+/* max(m, v) where v is not NaN, else m (m is never NaN); no flag */
+static inline vf vf_max_skip_nan(vf m, vf v) { return vf_max(m, vf_select(vf_isnan(v), vf_set(-INFINITY), v)); }
+static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isnan(v), vd_set(-INFINITY), v)); }
+/* v's lanes, widened to double, added in order to acc[0] and acc[1] */
+static inline void vf_add_widened(vd *acc, vf v) {
+    acc[0] = _mm_add_pd(acc[0], _mm_cvtps_pd(v));
+    acc[1] = _mm_add_pd(acc[1], _mm_cvtps_pd(_mm_movehl_ps(v, v)));
 }
 
 /* The pass-through backwards (ReLU6, hardtanh, hard-sigmoid) in half the
