@@ -144,3 +144,70 @@ def test_elu_family_raises_no_overflow_below_the_limit(isa, precision, dtype, bi
         fa.selu_backward(np.full_like(x, 1.0), x, precision=precision)
         fa.elu_backward(x / 4, x, alpha=1.5, precision=precision)
         fa.celu_backward(np.full_like(x, 1.0), x, alpha=0.5, precision=precision)
+
+
+ROW_FUNCTIONS = ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
+
+
+@pytest.mark.parametrize("precision", ["fast", "accurate"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ROW_FUNCTIONS)
+def test_row_functions_direct_call_is_the_gufunc_bit_for_bit(name, dtype, precision):
+    """softmax and the like along the last axis of C-contiguous arrays call the row loop
+    directly: the gufunc's bits, with out=, in place, on 1-d and 3-d arrays, with NaN rows."""
+    fn = getattr(fa, name)
+    gufunc = getattr(fa.ufuncs, name if precision == "fast" else name + "_accurate")
+    nin = 2 if name.endswith("_backward") else 1
+    rng = np.random.default_rng(5)
+    for shape in [(1,), (17,), (3, 1000), (2, 3, 40), (4, 9000)]:
+        args = [(rng.standard_normal(shape) * 4).astype(dtype) for _ in range(nin)]
+        args[0].flat[0] = np.nan
+        for axis in (-1, len(shape) - 1):
+            same_bits(fn(*args, axis, precision=precision), gufunc(*args))
+        out = np.full(shape, 7.0, dtype)
+        assert fn(*args, precision=precision, out=out) is out
+        same_bits(out, gufunc(*args))
+        in_place = [a.copy() for a in args]
+        fn(*in_place, precision=precision, out=in_place[0])
+        same_bits(in_place[0], gufunc(*args))
+
+
+def test_row_functions_other_cases_take_the_gufunc():
+    """Another axis, strides, another dtype, mixed shapes, lists and overlapping out= give
+    the gufunc's results as before."""
+    x = (np.random.default_rng(6).standard_normal((6, 8)) * 3).astype(np.float32)
+    same_bits(np.ascontiguousarray(fa.softmax(x, axis=0)),
+              np.ascontiguousarray(fa.ufuncs.softmax(x, axes=[(0,), (0,)])))
+    same_bits(fa.softmax(x[:, ::2]), fa.ufuncs.softmax(np.ascontiguousarray(x[:, ::2])))
+    same_bits(fa.softmax(x.astype(np.float16)), fa.ufuncs.softmax(x.astype(np.float16)))
+    same_bits(fa.softmax(x.tolist()), fa.ufuncs.softmax(np.asarray(x.tolist())))
+    g = np.ones(8, np.float32)
+    same_bits(fa.softmax_backward(g, x), fa.ufuncs.softmax_backward(g, x))
+    buf = np.concatenate([x.ravel(), np.zeros(8, np.float32)])
+    shifted = buf[8:].reshape(6, 8)   # overlaps the input by all but one row
+    want = fa.ufuncs.softmax(buf[:48].reshape(6, 8))
+    fa.softmax(buf[:48].reshape(6, 8), out=shifted)
+    same_bits(shifted, want)
+
+
+@pytest.mark.parametrize("precision", ["fast", "accurate"])
+def test_row_functions_direct_call_reports_flags_as_the_gufunc(precision):
+    """A backward whose dot product overflows reports it as the gufunc does, under
+    np.errstate, with the gufunc's name; a clean call reports nothing."""
+    big = np.full((2, 4), 3e38, np.float32)
+    name = "softmax_backward" if precision == "fast" else "softmax_backward_accurate"
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError, match=f"overflow encountered in {name}"):
+            fa.softmax_backward(big, big, precision=precision)
+        with pytest.raises(FloatingPointError, match=f"overflow encountered in {name}"):
+            getattr(fa.ufuncs, name)(big, big)
+    with np.errstate(all="raise"):
+        fa.softmax(np.zeros((2, 5), np.float32), precision=precision)
+    caught = []
+    for call in (lambda: fa.softmax_backward(big, big, precision=precision), lambda: getattr(fa.ufuncs, name)(big, big)):
+        with warnings.catch_warnings(record=True) as each:
+            warnings.simplefilter("always")
+            with np.errstate(all="warn"):
+                call()
+        caught.append(sorted(str(w.message) for w in each))
+    assert caught[0] == caught[1] and f"overflow encountered in {name}" in caught[0]

@@ -3,7 +3,8 @@
 against np.negative on the same array, in one interleaved run.
 
 A call on 100 float32 elements is almost all fixed cost (argument parsing,
-dispatch, NumPy's ufunc machinery). This times, per function, the default
+dispatch, NumPy's ufunc machinery). This times, per function (softmax and
+log_softmax over one row of that length), the default
 call `fa.f(x)`, the call with `out=`, the ufunc `fastact.ufuncs.f(x, out=y)`
 and the backward `fa.f_backward(g, x, out=y)`, each interleaved with
 `np.negative(x, out=y)` (and, for the backward, `np.add(g, x, out=y)`, the
@@ -91,6 +92,19 @@ def main():
         worst["call"] = max(worst["call"], cells[0], cells[1], cells[3])
         worst["ufunc"] = max(worst["ufunc"], cells[-1] if act.params else cells[2])
         print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + (" |" if act.params else " | |"), flush=True)
+    # along an axis: one row of args.size elements; the backward takes the forward's output
+    for name in ("softmax", "log_softmax"):
+        names.update(f=getattr(fa, name), b=getattr(fa, name + "_backward"), u=getattr(fa.ufuncs, name),
+                     out=getattr(fa, name)(x))
+        cells = [
+            interleaved_ratio("f(x)", negative, names, args.repeat)[0],
+            interleaved_ratio("f(x, out=y)", negative, names, args.repeat)[0],
+            interleaved_ratio("u(x, out=y)", negative, names, args.repeat)[0],
+            interleaved_ratio("b(g, out, out=y)", add, names, args.repeat)[0],
+        ]
+        worst["call"] = max(worst["call"], cells[0], cells[1], cells[3])
+        worst["ufunc"] = max(worst["ufunc"], cells[2])
+        print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + " | |", flush=True)
     print(f"worst: public calls {worst['call']:.2f}× np.negative; ufunc objects {worst['ufunc']:.2f}× (those"
           " with parameters: over NumPy's ufunc with as many float operands)")
 

@@ -61,6 +61,75 @@ cdef object _axis_of(str function, object axis):
         raise TypeError(f"fastact.{function}: axis must be an integer, not {axis!r}") from None
 
 
+# each row function's loop data per tier, for the direct call
+cdef const void *_ROW_SPECS[2][2][2]  # [op][direction][tier]
+for _op in (FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX):
+    for _direction in range(2):
+        for _t in range(len(TIERS)):
+            _ROW_SPECS[_op][_direction][_t] = fa_row_loop_data(_op, _direction, _t)
+
+
+cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, object a1, object axis, object out):
+    """The gufunc's result along the last axis for C-contiguous float32 or float64 arrays of one
+    shape, by calling its loop directly (as _direct does for the elementwise ufuncs); None
+    otherwise, for the caller to use the gufunc."""
+    if _give_fpe_errors is NULL or type(a0) is not cnp.ndarray or type(axis) is not int:
+        return None
+    cdef cnp.ndarray first = <cnp.ndarray>a0, result
+    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i, raised
+    cdef _loop_t loop
+    if typenum == cnp.NPY_FLOAT32:
+        loop = <_loop_t>fa_row_loop_f32
+    elif typenum == cnp.NPY_FLOAT64:
+        loop = <_loop_t>fa_row_loop_f64
+    else:
+        return None
+    cdef long ax = <long>axis
+    if ndim == 0 or (ax != -1 and ax != ndim - 1):
+        return None
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(first)
+    cdef cnp.npy_intp n = dims[ndim - 1], size = cnp.PyArray_SIZE(first)
+    if n == 0 or size == 0 or not _matches(first, typenum, ndim, dims):
+        return None
+    if nin == 2 and (type(a1) is not cnp.ndarray or not _matches(<cnp.ndarray>a1, typenum, ndim, dims)):
+        return None
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(first), nbytes = size * itemsize
+    if out is None:
+        result = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
+    else:
+        if type(out) is not cnp.ndarray:
+            return None
+        result = <cnp.ndarray>out
+        if not _matches(result, typenum, ndim, dims) or not cnp.PyArray_ISWRITEABLE(result):
+            return None
+        if not _apart(first, result, nbytes) or (nin == 2 and not _apart(<cnp.ndarray>a1, result, nbytes)):
+            return None
+    cdef char *args[3]
+    cdef cnp.npy_intp shape[2]
+    cdef cnp.npy_intp steps[6]
+    shape[0], shape[1] = size // n, n
+    args[0] = <char *>cnp.PyArray_DATA(first)
+    if nin == 2:
+        args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>a1)
+    args[nin] = <char *>cnp.PyArray_DATA(result)
+    for i in range(nin + 1):  # steps between rows, then between a row's elements
+        steps[i], steps[nin + 1 + i] = n * itemsize, itemsize
+    feclearexcept(_ALL_FE)
+    if size >= _NOGIL_FROM:
+        with nogil:
+            loop(args, shape, steps, <void *>spec)
+    else:
+        loop(args, shape, steps, <void *>spec)
+    raised = fetestexcept(_ALL_FE)
+    if raised:  # reported as the gufunc would: "overflow encountered in softmax"
+        name = gufunc.__name__.encode()
+        _give_fpe_errors(name, (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
+                         | (UFUNC_FPE_OVERFLOW if raised & FE_OVERFLOW else 0)
+                         | (UFUNC_FPE_UNDERFLOW if raised & FE_UNDERFLOW else 0)
+                         | (UFUNC_FPE_INVALID if raised & FE_INVALID else 0))
+    return result
+
+
 cdef object _row_call(str function, tuple args, object axis, object precision, object out):
     _bfloat16_if_imported()
     if _any_tensor(args, out):
@@ -88,18 +157,37 @@ cdef object _row_call(str function, tuple args, object axis, object precision, o
 
 
 def softmax(x, axis=-1, *, precision='fast', out=None):
+    cdef int tier = _tier_index('softmax', precision)
+    result = _row_direct(_ROW_GUFUNCS['softmax'][tier], _ROW_SPECS[FA_ROW_SOFTMAX][0][tier], 1, x, None, axis, out)
+    if result is not None:
+        return result
     return _row_call('softmax', (x,), axis, precision, out)
 
 
 def log_softmax(x, axis=-1, *, precision='fast', out=None):
+    cdef int tier = _tier_index('log_softmax', precision)
+    result = _row_direct(_ROW_GUFUNCS['log_softmax'][tier], _ROW_SPECS[FA_ROW_LOG_SOFTMAX][0][tier], 1, x, None,
+                         axis, out)
+    if result is not None:
+        return result
     return _row_call('log_softmax', (x,), axis, precision, out)
 
 
 def softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
+    cdef int tier = _tier_index('softmax_backward', precision)
+    result = _row_direct(_ROW_GUFUNCS['softmax_backward'][tier], _ROW_SPECS[FA_ROW_SOFTMAX][1][tier], 2,
+                         grad_output, output, axis, out)
+    if result is not None:
+        return result
     return _row_call('softmax_backward', (grad_output, output), axis, precision, out)
 
 
 def log_softmax_backward(grad_output, output, axis=-1, *, precision='fast', out=None):
+    cdef int tier = _tier_index('log_softmax_backward', precision)
+    result = _row_direct(_ROW_GUFUNCS['log_softmax_backward'][tier], _ROW_SPECS[FA_ROW_LOG_SOFTMAX][1][tier], 2,
+                         grad_output, output, axis, out)
+    if result is not None:
+        return result
     return _row_call('log_softmax_backward', (grad_output, output), axis,
                      precision, out)
 
