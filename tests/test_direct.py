@@ -204,7 +204,8 @@ def test_row_functions_direct_call_reports_flags_as_the_gufunc(precision):
     with np.errstate(all="raise"):
         fa.softmax(np.zeros((2, 5), np.float32), precision=precision)
     caught = []
-    for call in (lambda: fa.softmax_backward(big, big, precision=precision), lambda: getattr(fa.ufuncs, name)(big, big)):
+    for call in (lambda: fa.softmax_backward(big, big, precision=precision),
+                 lambda: getattr(fa.ufuncs, name)(big, big)):
         with warnings.catch_warnings(record=True) as each:
             warnings.simplefilter("always")
             with np.errstate(all="warn"):
