@@ -159,6 +159,7 @@ def test_row_functions_direct_call_is_the_gufunc_bit_for_bit(name, dtype, precis
     gufunc = getattr(fa.ufuncs, name if precision == "fast" else name + "_accurate")
     nin = 2 if name.endswith("_backward") else 1
     rng = np.random.default_rng(5)
+    before = fa._ext._row_direct_count()
     for shape in [(1,), (17,), (3, 1000), (2, 3, 40), (4, 9000)]:
         args = [(rng.standard_normal(shape) * 4).astype(dtype) for _ in range(nin)]
         args[0].flat[0] = np.nan
@@ -170,12 +171,16 @@ def test_row_functions_direct_call_is_the_gufunc_bit_for_bit(name, dtype, precis
         in_place = [a.copy() for a in args]
         fn(*in_place, precision=precision, out=in_place[0])
         same_bits(in_place[0], gufunc(*args))
+    assert fa._ext._row_direct_count() - before == 5 * 4  # every call above but the gufunc's
 
 
 def test_row_functions_other_cases_take_the_gufunc():
     """Another axis, strides, another dtype, mixed shapes, lists and overlapping out= give
     the gufunc's results as before."""
     x = (np.random.default_rng(6).standard_normal((6, 8)) * 3).astype(np.float32)
+    before = fa._ext._row_direct_count()
+    with pytest.raises((OverflowError, ValueError)):  # as before: the gufunc's own error
+        fa.softmax(x, axis=2**70)
     same_bits(np.ascontiguousarray(fa.softmax(x, axis=0)),
               np.ascontiguousarray(fa.ufuncs.softmax(x, axes=[(0,), (0,)])))
     same_bits(fa.softmax(x[:, ::2]), fa.ufuncs.softmax(np.ascontiguousarray(x[:, ::2])))
@@ -188,6 +193,7 @@ def test_row_functions_other_cases_take_the_gufunc():
     want = fa.ufuncs.softmax(buf[:48].reshape(6, 8))
     fa.softmax(buf[:48].reshape(6, 8), out=shifted)
     same_bits(shifted, want)
+    assert fa._ext._row_direct_count() == before  # none of these took the direct path
 
 
 @pytest.mark.parametrize("precision", ["fast", "accurate"])
@@ -196,9 +202,11 @@ def test_row_functions_direct_call_reports_flags_as_the_gufunc(precision):
     np.errstate, with the gufunc's name; a clean call reports nothing."""
     big = np.full((2, 4), 3e38, np.float32)
     name = "softmax_backward" if precision == "fast" else "softmax_backward_accurate"
+    before = fa._ext._row_direct_count()
     with np.errstate(over="raise"):
         with pytest.raises(FloatingPointError, match=f"overflow encountered in {name}"):
             fa.softmax_backward(big, big, precision=precision)
+        assert fa._ext._row_direct_count() == before + 1
         with pytest.raises(FloatingPointError, match=f"overflow encountered in {name}"):
             getattr(fa.ufuncs, name)(big, big)
     with np.errstate(all="raise"):

@@ -69,6 +69,13 @@ for _op in (FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX):
             _ROW_SPECS[_op][_direction][_t] = fa_row_loop_data(_op, _direction, _t)
 
 
+cdef Py_ssize_t _row_direct_calls = 0  # how many calls took the direct path (the tests look)
+
+
+def _row_direct_count():
+    return _row_direct_calls
+
+
 cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, object a1, object axis, object out):
     """The gufunc's result along the last axis for C-contiguous float32 or float64 arrays of one
     shape, by calling its loop directly (as _direct does for the elementwise ufuncs); None
@@ -84,8 +91,7 @@ cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, obj
         loop = <_loop_t>fa_row_loop_f64
     else:
         return None
-    cdef long ax = <long>axis
-    if ndim == 0 or (ax != -1 and ax != ndim - 1):
+    if ndim == 0 or (axis != -1 and axis != ndim - 1):  # Python ints: any size compares
         return None
     cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(first)
     cdef cnp.npy_intp n = dims[ndim - 1], size = cnp.PyArray_SIZE(first)
@@ -121,6 +127,8 @@ cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, obj
     else:
         loop(args, shape, steps, <void *>spec)
     raised = fetestexcept(_ALL_FE)
+    global _row_direct_calls
+    _row_direct_calls += 1
     if raised:  # reported as the gufunc would: "overflow encountered in softmax"
         name = gufunc.__name__.encode()
         _give_fpe_errors(name, (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
