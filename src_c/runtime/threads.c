@@ -402,19 +402,6 @@ static void record_cost(const fa_cost *cost, double ns, ptrdiff_t n) {
     }
 }
 
-/* When the last call that could split ended: a call within a worker's spin
- * of it is taken as one of a stream, and judged by the spinning pool's wake
- * cost even if the workers have parked. Waking them then costs the caller a
- * signal (a late worker leaves its blocks to the caller), and the calls after
- * it find them spinning; a lone call of the same size keeps to one thread. */
-static _Atomic double last_call_end_ns;
-
-static int in_stream(void) {
-    return fa_now_ns() - atomic_load_explicit(&last_call_end_ns, memory_order_relaxed) < FA_SPIN_NS;
-}
-
-static void call_ended(void) { atomic_store_explicit(&last_call_end_ns, fa_now_ns(), memory_order_relaxed); }
-
 void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range_fn body, void *ctx) {
     if (n <= 0) return;
     int limit = fa_num_threads();
@@ -441,7 +428,7 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
          * before the pool exists, a guess). Blocks are claimed, so a split
          * gains wherever the work outlasts the wake-up: a worker that comes
          * late leaves its blocks to the caller. */
-        warm = pool.workers > 0 && (atomic_load(&pool.spinning) >= pool.workers || in_stream());
+        warm = pool.workers > 0 && atomic_load(&pool.spinning) >= pool.workers;
         double wake = pool.workers > 0 ? pool.wake_ns[warm ? 1 : 0] : FA_WAKE_GUESS_NS;
         double work = (double)rest * ps / 1000.0, worth = work / (FA_WORTH * (wake > 0 ? wake : 1.0));
         if (worth < chunks - 1) chunks = 1 + (int)worth;
@@ -453,12 +440,10 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
         double t = fa_now_ns();
         body(ctx, begin, n);
         if (fixed <= 0) record_cost(cost, fa_now_ns() - t, n - begin);
-        call_ended();
         return;
     }
     ptrdiff_t own = 0;
     double took = run_job(chunks, begin, n, grain, body, ctx, INT32_MAX, &own);
     atomic_flag_clear(&pool.in_use);
     if (fixed <= 0) record_cost(cost, took, own);
-    call_ended();
 }
