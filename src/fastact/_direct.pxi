@@ -61,7 +61,7 @@ cdef object _direct(const void *spec, object ufunc, int nin, object a0, object a
     if _give_fpe_errors is NULL or type(a0) is not cnp.ndarray:
         return None
     cdef cnp.ndarray first = <cnp.ndarray>a0, result
-    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i, raised
+    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i
     cdef _loop_t loop
     if typenum == cnp.NPY_FLOAT32:
         loop = <_loop_t>fa_loop_f32
@@ -109,14 +109,19 @@ cdef object _direct(const void *spec, object ufunc, int nin, object a0, object a
             loop(args, &n, steps, <void *>spec)
     else:
         loop(args, &n, steps, <void *>spec)
-    raised = fetestexcept(_ALL_FE)
-    if raised:  # reported as the ufunc would: "overflow encountered in selu"
-        name = ufunc.__name__.encode()
-        _give_fpe_errors(name, (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
+    _report_flags(ufunc)
+    return result
+
+
+cdef inline int _report_flags(object ufunc) except -1:
+    """The flags the loop raised, reported as the ufunc would: "overflow encountered in selu"."""
+    cdef int raised = fetestexcept(_ALL_FE)
+    if raised:
+        _give_fpe_errors(ufunc.__name__.encode(), (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
                          | (UFUNC_FPE_OVERFLOW if raised & FE_OVERFLOW else 0)
                          | (UFUNC_FPE_UNDERFLOW if raised & FE_UNDERFLOW else 0)
                          | (UFUNC_FPE_INVALID if raised & FE_INVALID else 0))
-    return result
+    return 0
 
 
 cdef double _INF = float("inf")

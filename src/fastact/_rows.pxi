@@ -83,7 +83,7 @@ cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, obj
     if _give_fpe_errors is NULL or type(a0) is not cnp.ndarray or type(axis) is not int:
         return None
     cdef cnp.ndarray first = <cnp.ndarray>a0, result
-    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i, raised
+    cdef int typenum = cnp.PyArray_TYPE(first), ndim = cnp.PyArray_NDIM(first), i
     cdef _loop_t loop
     if typenum == cnp.NPY_FLOAT32:
         loop = <_loop_t>fa_row_loop_f32
@@ -126,15 +126,9 @@ cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, obj
             loop(args, shape, steps, <void *>spec)
     else:
         loop(args, shape, steps, <void *>spec)
-    raised = fetestexcept(_ALL_FE)
     global _row_direct_calls
     _row_direct_calls += 1
-    if raised:  # reported as the gufunc would: "overflow encountered in softmax"
-        name = gufunc.__name__.encode()
-        _give_fpe_errors(name, (UFUNC_FPE_DIVIDEBYZERO if raised & FE_DIVBYZERO else 0)
-                         | (UFUNC_FPE_OVERFLOW if raised & FE_OVERFLOW else 0)
-                         | (UFUNC_FPE_UNDERFLOW if raised & FE_UNDERFLOW else 0)
-                         | (UFUNC_FPE_INVALID if raised & FE_INVALID else 0))
+    _report_flags(gufunc)
     return result
 
 

@@ -219,8 +219,8 @@ _OPS = {
 _UNTRACKED = {
     "gelu": fa.gelu, "gelu_tanh": lambda x, precision: fa.gelu(x, "tanh", precision=precision),
     "silu": fa.silu, "quick_gelu": fa.quick_gelu, "relu": fa.relu, "sigmoid": fa.sigmoid, "tanh": fa.tanh,
-    "softplus": fa.softplus, "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu, "celu": fa.celu,
-    "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
+    "softplus": fa.softplus, "logsigmoid": fa.log_sigmoid, "mish": fa.mish, "elu": fa.elu, "selu": fa.selu,
+    "celu": fa.celu, "leaky_relu": fa.leaky_relu, "relu6": fa.relu6, "hardtanh": fa.hardtanh, "hardsigmoid": fa.hardsigmoid,
     "hardswish": fa.hardswish, "softmax": fa.softmax, "log_softmax": fa.log_softmax, "glu": fa.glu,
 }
 # for inplace=True without autograd: fastact straight into the tensor's memory
