@@ -35,6 +35,9 @@ cdef extern from "runtime/fastact_loops.h" nogil:
     enum:
         FA_ROW_SOFTMAX, FA_ROW_LOG_SOFTMAX
 
+cdef extern from "adapters/xla_ffi.h" nogil:
+    void *fa_xla_ffi_activation_address()
+
 cdef extern from "half/table16.h" nogil:
     void fa_table16_enable(int on)
     int fa_table16_enabled()

@@ -5,6 +5,7 @@ from numpy cimport PyUFuncGenericFunction
 from libc.stdint cimport intptr_t
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.pycapsule cimport PyCapsule_New
 
 from fastact._capi cimport *
 from fastact._errors import (bad_choice as _bad_choice, bad_order as _bad_order,
@@ -80,6 +81,16 @@ cdef inline int _bfloat16_if_imported() except -1:
     return 0
 
 
+# each elementwise ufunc's (op, direction, tier, nin, nparams, nout): what the
+# XLA handler takes as its attributes (fastact.jax)
+ufunc_operations = {}
+
+
+def xla_ffi_capsule():
+    """The XLA FFI handler of the elementwise ufuncs, for jax.ffi.register_ffi_target."""
+    return PyCapsule_New(fa_xla_ffi_activation_address(), NULL, NULL)
+
+
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
                         str name, str doc):
     """A ufunc over the inner loops of `dtypes` (indices into dtype_loops): nin
@@ -93,6 +104,7 @@ cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, i
     if not funcs or not data or not types:
         raise MemoryError()
     cdef const void *spec = fa_loop_data(op, direction, tier)
+    ufunc_operations[name] = (op, direction, tier, nin, nparams, nout)
     for i, d in enumerate(dtypes):
         funcs[i] = dtype_loops[d]
         data[i] = <void *>spec

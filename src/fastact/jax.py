@@ -4,15 +4,18 @@
     y = jax.jit(faj.gelu)(x)
     dx = jax.grad(lambda x: faj.silu(x).sum())(x)
 
-Each function runs fastact on the host through jax.pure_callback (CPU
-arrays; on an accelerator JAX copies them to the host and back), and its
-gradient is fastact's backward kernel (jax.custom_vjp). Elementwise, so
-vmap batches a whole array into one call. float32, float64, float16 and
-bfloat16 (integers and Python numbers become JAX's default float; mixed
-operands promote as in jnp). Parameters (alpha, beta, negative_slope, ...)
-are Python numbers, fixed when traced, not traced arrays. Second
-derivatives are not implemented. JAX is an optional dependency, not
-installed with fastact.
+On the CPU each function is an XLA custom call (jax.ffi) into fastact's
+kernels, so jit compiles it into the program like any other operation; on
+other platforms it runs fastact on the host through jax.pure_callback (JAX
+copies the arrays to the host and back). Its gradient is fastact's backward
+kernel (jax.custom_vjp; sigmoid's and tanh's from their output, as JAX's
+own). Elementwise, so vmap batches a whole array into one call. float32,
+float64, float16 and bfloat16 (integers and Python numbers become JAX's
+default float; mixed operands promote as in jnp). Parameters (alpha, beta,
+negative_slope, ...) are Python numbers, checked and fixed when traced, not
+traced arrays. Second derivatives are not implemented. The default tier's
+kernels, as fastact's functions called without precision=. JAX is an
+optional dependency, not installed with fastact.
 """
 import functools
 
@@ -24,35 +27,71 @@ except ImportError as exc:  # pragma: no cover - exercised without jax only
     raise ImportError("fastact.jax needs JAX: pip install jax") from exc
 
 import fastact as fa
+from fastact import _ext, _manifest
 
 __all__ = ["gelu", "silu", "quick_gelu", "relu", "sigmoid", "tanh", "softplus", "log_sigmoid", "mish", "elu",
            "selu", "celu", "leaky_relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "swiglu", "geglu", "glu"]
 
+_TARGET = "fastact_elementwise"
 
-def _host(function, shape_dtype, *arrays):
-    """function on the host's NumPy copies of arrays (one result or a tuple), as traced JAX values."""
+
+def _register_target():
+    """Whether fastact's XLA handler is registered for the CPU (jax.ffi: jax 0.4.38 and later)."""
+    ffi = getattr(jax, "ffi", None)
+    if ffi is None or not hasattr(ffi, "ffi_call"):
+        return False
+    try:
+        ffi.register_ffi_target(_TARGET, _ext.xla_ffi_capsule(), platform="cpu")
+    except Exception as exc:  # registered before, by an earlier import of this module
+        return "already" in str(exc).lower()
+    return True
+
+
+uses_xla_ffi = _register_target()
+
+
+def _kernel(ufunc_name, params, shapes, *arrays):
+    """fastact's ufunc `ufunc_name` (parameters `params`) on arrays, as traced JAX values: an XLA
+    custom call on the CPU, a host callback elsewhere."""
+    ufunc = getattr(fa.ufuncs, ufunc_name)
+
     def on_host(*values):
-        result = function(*(np.asarray(v) for v in values))
+        result = ufunc(*(np.asarray(v) for v in values), *params)
         return tuple(np.asarray(r) for r in result) if isinstance(result, tuple) else np.asarray(result)
-    return jax.pure_callback(on_host, shape_dtype, *arrays, vmap_method="broadcast_all")
+
+    def callback(*values):
+        return jax.pure_callback(on_host, shapes, *values, vmap_method="broadcast_all")
+
+    if not uses_xla_ffi:
+        return callback(*arrays)
+    op, direction, tier, _, nparams, _ = _ext.ufunc_operations[ufunc_name]
+    attributes = {"op": np.int32(op), "direction": np.int32(direction), "tier": np.int32(tier)}
+    if nparams:
+        attributes["params"] = np.asarray(params, np.float64)
+
+    def custom_call(*values):
+        return jax.ffi.ffi_call(_TARGET, shapes, vmap_method="broadcast_all")(*values, **attributes)
+
+    return jax.lax.platform_dependent(*arrays, cpu=custom_call, default=callback)
 
 
-def _activation(name, forward, backward, nin=1, **params):
-    """A differentiable JAX function of nin arrays from fastact's forward and backward."""
+def _activation(name, forward, backward, params=(), nin=1, from_output=False):
+    """A differentiable JAX function of nin arrays from fastact's ufuncs `forward` and `backward`
+    (which takes grad_output, then the inputs, or the output where from_output)."""
 
     @jax.custom_vjp
     def apply(*arrays):
-        return _host(lambda *a: forward(*a, **params), jax.ShapeDtypeStruct(arrays[0].shape, arrays[0].dtype),
-                     *arrays)
+        return _kernel(forward, params, jax.ShapeDtypeStruct(arrays[0].shape, arrays[0].dtype), *arrays)
 
     def apply_forward(*arrays):
-        return apply(*arrays), arrays
+        result = apply(*arrays)
+        return result, (result,) if from_output else arrays
 
-    def apply_backward(arrays, grad):
+    def apply_backward(saved, grad):
         shape = jax.ShapeDtypeStruct(grad.shape, grad.dtype)
         if nin == 1:
-            return (_host(lambda g, x: backward(g, x, **params), shape, grad, *arrays),)
-        return _host(lambda g, *a: backward(g, *a, **params), (shape,) * nin, grad, *arrays)
+            return (_kernel(backward, params, shape, grad, *saved),)
+        return tuple(_kernel(backward, params, (shape,) * nin, grad, *saved))
 
     apply.defvjp(apply_forward, apply_backward)
 
@@ -74,9 +113,17 @@ def _activation(name, forward, backward, nin=1, **params):
 
 
 @functools.lru_cache(maxsize=None)
-def _cached(name, nin=1, **params):
-    forward, backward = getattr(fa, name), getattr(fa, f"{name}_backward")
-    return _activation(name, forward, backward, nin, **params)
+def _cached(name, nin=1, **keywords):
+    """fastact's public function `name` with these keywords, for JAX: its default tier's ufuncs
+    and its parameters in their order, checked here as fastact checks them."""
+    getattr(fa, name)(*[np.zeros(1, np.float32)] * nin, **keywords)  # raises fastact's own errors
+    forms = _manifest.public_functions()[name]
+    op = next(op for op in forms if op.form is None or (
+        keywords[op.form.keyword] == op.form.value if op.form.keyword in keywords else op.form.is_default))
+    params = tuple(float(keywords.get(p.name, p.default)) for p in op.params)
+    from_output = name in ("sigmoid", "tanh")
+    backward = f"{op.name}_backward_from_output" if from_output else f"{op.name}_backward"
+    return _activation(name, op.name, backward, params, nin, from_output)
 
 
 def gelu(x, approximate="none"):
@@ -92,7 +139,30 @@ def quick_gelu(x):
     return _cached("quick_gelu")(x)
 
 
+# relu's result is x, zero or x's NaN: for float32 and float64 (where fastact passes a NaN
+# through unchanged) it is written as XLA's own select, which jit fuses with its neighbours
+# where a custom call could not; same bits as fastact.relu and relu_backward (tested).
+@jax.custom_vjp
+def _relu_select(x):
+    return jax.numpy.where((x > 0) | jax.numpy.isnan(x), x, jax.numpy.zeros_like(x))
+
+
+def _relu_select_forward(x):
+    return _relu_select(x), x
+
+
+def _relu_select_backward(x, grad):
+    jnp = jax.numpy
+    return (jnp.where(jnp.isnan(x), x, jnp.where(x > 0, grad, jnp.zeros_like(grad))),)
+
+
+_relu_select.defvjp(_relu_select_forward, _relu_select_backward)
+
+
 def relu(x):
+    x = jax.numpy.asarray(x)
+    if x.dtype in (jax.numpy.float32, jax.numpy.float64):
+        return _relu_select(x)
     return _cached("relu")(x)
 
 
@@ -169,7 +239,7 @@ def glu(x, axis=-1):
 
 
 # the ufunc of the halves: a·σ(b) with b the gate, and its (grad_a, grad_b)
-_glu_halves = _activation("glu", fa.ufuncs.glu, fa.ufuncs.glu_backward, nin=2)
+_glu_halves = _activation("glu", "glu", "glu_backward", nin=2)
 
 for _f in (silu, quick_gelu, relu, sigmoid, tanh, softplus, log_sigmoid, mish, elu, selu, celu, leaky_relu, relu6,
            hardtanh, hardsigmoid, hardswish):

@@ -140,6 +140,12 @@ const void *fa_loop_data(int op, int direction, int tier) {
     return spec;
 }
 
+void fa_loop_arity(const void *data, int *nin, int *nparams, int *nout) {
+    const fa_loop_spec *spec = data;
+    *nin = spec->nin, *nparams = spec->nparams, *nout = spec->nout;
+}
+_Static_assert(FA_MAX_INPUTS + FA_MAX_PARAMS + FA_MAX_OUTPUTS <= FA_LOOP_MAX_ARGS, "a loop's operands fit");
+
 typedef struct {
     fa_kernel kernel;
     const fa_dtype *dtype;
