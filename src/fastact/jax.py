@@ -18,6 +18,7 @@ kernels, as fastact's functions called without precision=. JAX is an
 optional dependency, not installed with fastact.
 """
 import functools
+import re
 
 import numpy as np
 
@@ -36,9 +37,11 @@ _TARGET = "fastact_elementwise"
 
 
 def _register_target():
-    """Whether fastact's XLA handler is registered for the CPU (jax.ffi: jax 0.4.38 and later)."""
+    """Whether fastact's XLA handler is registered for the CPU (jax.ffi with ffi_call returning a
+    callable: jax 0.5 and later)."""
     ffi = getattr(jax, "ffi", None)
-    if ffi is None or not hasattr(ffi, "ffi_call"):
+    release = tuple(int(part) for part in re.findall(r"\d+", jax.__version__)[:2])
+    if ffi is None or not hasattr(ffi, "ffi_call") or release < (0, 5):
         return False
     try:
         ffi.register_ffi_target(_TARGET, _ext.xla_ffi_capsule(), platform="cpu")
