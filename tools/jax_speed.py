@@ -23,6 +23,12 @@ def cases(jax, faj):
     def grad_of(f):  # d/dx of sum(f(x)·w): w is the cotangent, an array as a real loss gives
         return jax.grad(lambda x, w: (f(x) * w).sum())
 
+    def value_and_grad_of(f):  # a training step's: the loss sum(f(x)·w) is used too (added to the gradient)
+        def step(x, w):
+            value, grad = jax.value_and_grad(lambda t: (f(t) * w).sum())(x)
+            return grad + value
+        return step
+
     def chain(f):
         return lambda x, w: f(x * 2 + 1).sum()
 
@@ -37,8 +43,10 @@ def cases(jax, faj):
         ("silu", "grad"): (grad_of(nn.silu), grad_of(faj.silu)),
         ("sigmoid", "forward"): (lambda x, w: nn.sigmoid(x), lambda x, w: faj.sigmoid(x)),
         ("sigmoid", "grad"): (grad_of(nn.sigmoid), grad_of(faj.sigmoid)),
+        ("sigmoid", "value and grad"): (value_and_grad_of(nn.sigmoid), value_and_grad_of(faj.sigmoid)),
         ("tanh", "forward"): (lambda x, w: jnp.tanh(x), lambda x, w: faj.tanh(x)),
         ("tanh", "grad"): (grad_of(jnp.tanh), grad_of(faj.tanh)),
+        ("tanh", "value and grad"): (value_and_grad_of(jnp.tanh), value_and_grad_of(faj.tanh)),
         ("relu", "forward"): (lambda x, w: nn.relu(x), lambda x, w: faj.relu(x)),
         ("relu", "grad"): (grad_of(nn.relu), grad_of(faj.relu)),
         ("gelu", "x*2+1 → gelu → sum"): (chain(lambda x: nn.gelu(x, approximate=False)), chain(faj.gelu)),
