@@ -106,3 +106,15 @@ def test_bad_parameters_raise_fastact_errors_when_traced():
         faj.softplus(jnp.ones(3), beta=-1.0)
     with pytest.raises(ValueError, match="gelu"):
         faj.gelu(jnp.ones(3), approximate="sigmoid")
+
+
+def test_custom_calls_from_many_threads_at_once():
+    """XLA may run the handler on several threads at a time: each call's own bits."""
+    import concurrent.futures
+    x = jnp.asarray(_inputs("float32", 1, 200_000)[0])
+    expected = fa.gelu(np.asarray(x))
+    function = jax.jit(faj.gelu)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: np.asarray(function(x)), range(16)))
+    for got in results:
+        np.testing.assert_array_equal(got, expected)

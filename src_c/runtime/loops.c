@@ -135,8 +135,11 @@ const void *fa_loop_data(int op, int direction, int tier) {
         tier >= FA_N_TIERS)
         return NULL;
     fa_loop_spec *spec = &specs[op][direction][tier];
-    *spec = (fa_loop_spec){.op = op, .direction = direction, .tier = tier, .nin = fa_op_arity[op][direction][0],
-                           .nparams = op_nparams[op], .nout = fa_op_arity[op][direction][1]};
+    fa_loop_spec value = {.op = op, .direction = direction, .tier = tier, .nin = fa_op_arity[op][direction][0],
+                          .nparams = op_nparams[op], .nout = fa_op_arity[op][direction][1]};
+    /* written once, when the ufuncs are made: later callers (the XLA handler,
+     * on XLA's threads) only read it while loops may be reading it too */
+    if (memcmp(spec, &value, sizeof value) != 0) *spec = value;
     return spec;
 }
 
