@@ -39,7 +39,11 @@ def _inputs(dtype, nin, n=67):
     rng = np.random.default_rng(7)
     values = [rng.normal(0, 4, n) for _ in range(nin)]
     values[0][:4] = [0.0, -0.0, np.inf, -np.inf]
-    return [v.astype(_numpy_dtype(dtype)) for v in values]
+    arrays = [v.astype(_numpy_dtype(dtype)) for v in values]
+    # subnormal inputs, and results (gelu(-13.5) in float32): XLA's own ops flush them
+    tiny = float(jnp.finfo(dtype).smallest_subnormal)
+    arrays[0][4:8] = [tiny, -3 * tiny, -13.5, -9.25]
+    return arrays
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -82,8 +86,9 @@ def test_relu_select_keeps_fastacts_bits_for_nans_and_zeros(dtype):
     with jax.enable_x64(dtype == "float64"), np.errstate(invalid="ignore"):  # a signalling NaN raises it
         bits = np.uint32(0x7FA00001) if dtype == "float32" else np.uint64(0x7FF4000000000001)
         signalling = np.frombuffer(bits.tobytes(), dtype)[0]
-        x = np.array([signalling, -np.nan, 1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, 2.0], dtype)
-        g = np.array([3.0, -3.0, -2.0, -2.0, -5.0, 5.0, np.nan, 1.0, np.nan], dtype)
+        tiny = np.finfo(dtype).smallest_subnormal
+        x = np.array([signalling, -np.nan, 1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, 2.0, tiny, -tiny, 3 * tiny], dtype)
+        g = np.array([3.0, -3.0, -2.0, -2.0, -5.0, 5.0, np.nan, 1.0, np.nan, tiny, 2.0, -tiny], dtype)
         integer = x.view(f"u{x.itemsize}").dtype
         got = np.asarray(jax.jit(faj.relu)(x))
         np.testing.assert_array_equal(got.view(integer), fa.relu(x).view(integer))

@@ -91,6 +91,28 @@ def xla_ffi_capsule():
     return PyCapsule_New(fa_xla_ffi_activation_address(), NULL, NULL)
 
 
+cdef extern from "<fenv.h>" nogil:
+    ctypedef struct fenv_t:
+        pass
+    int fegetenv(fenv_t *envp)
+    int fesetenv(const fenv_t *envp)
+    const fenv_t *FE_DFL_ENV
+
+
+def call_in_default_fpenv(function, *args):
+    """function(*args) in the default floating-point environment (subnormals
+    kept: no flush-to-zero or denormals-are-zero), the caller's put back after:
+    for fastact.jax's host callback, which XLA runs with subnormals flushed,
+    as its XLA handler does for itself."""
+    cdef fenv_t saved
+    fegetenv(&saved)
+    fesetenv(FE_DFL_ENV)
+    try:
+        return function(*args)
+    finally:
+        fesetenv(&saved)
+
+
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
                         str name, str doc):
     """A ufunc over the inner loops of `dtypes` (indices into dtype_loops): nin

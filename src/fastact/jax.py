@@ -9,7 +9,9 @@ kernels, so jit compiles it into the program like any other operation; on
 other platforms it runs fastact on the host through jax.pure_callback (JAX
 copies the arrays to the host and back). Its gradient is fastact's backward
 kernel (jax.custom_vjp; sigmoid's and tanh's from their output, as JAX's
-own). Elementwise, so vmap batches a whole array into one call. float32,
+own). Elementwise, so vmap batches a whole array into one call. Results
+are fastact's bits, subnormals kept, where XLA's own CPU operations flush
+them to zero. float32,
 float64, float16 and bfloat16 (integers and Python numbers become JAX's
 default float; mixed operands promote as in jnp). Parameters (alpha, beta,
 negative_slope, ...) are Python numbers, checked and fixed when traced, not
@@ -59,7 +61,7 @@ def _kernel(ufunc_name, params, shapes, *arrays):
     ufunc = getattr(fa.ufuncs, ufunc_name)
 
     def on_host(*values):
-        result = ufunc(*(np.asarray(v) for v in values), *params)
+        result = _ext.call_in_default_fpenv(ufunc, *(np.asarray(v) for v in values), *params)
         return tuple(np.asarray(r) for r in result) if isinstance(result, tuple) else np.asarray(result)
 
     def callback(*values):
@@ -145,9 +147,16 @@ def quick_gelu(x):
 # relu's result is x, zero or x's NaN: for float32 and float64 (where fastact passes a NaN
 # through unchanged) it is written as XLA's own select, which jit fuses with its neighbours
 # where a custom call could not; same bits as fastact.relu and relu_backward (tested).
+# x > 0 is asked of x's bits as an integer: XLA treats subnormal operands of
+# floating-point compares as zero, fastact does not.
+def _positive(x):
+    bits = jax.lax.bitcast_convert_type(x, jax.numpy.int32 if x.dtype == jax.numpy.float32 else jax.numpy.int64)
+    return bits > 0  # NaNs with the sign bit clear too, which the callers' isnan covers anyway
+
+
 @jax.custom_vjp
 def _relu_select(x):
-    return jax.numpy.where((x > 0) | jax.numpy.isnan(x), x, jax.numpy.zeros_like(x))
+    return jax.numpy.where(_positive(x) | jax.numpy.isnan(x), x, jax.numpy.zeros_like(x))
 
 
 def _relu_select_forward(x):
@@ -156,7 +165,7 @@ def _relu_select_forward(x):
 
 def _relu_select_backward(x, grad):
     jnp = jax.numpy
-    return (jnp.where(jnp.isnan(x), x, jnp.where(x > 0, grad, jnp.zeros_like(grad))),)
+    return (jnp.where(jnp.isnan(x), x, jnp.where(_positive(x), grad, jnp.zeros_like(grad))),)
 
 
 _relu_select.defvjp(_relu_select_forward, _relu_select_backward)

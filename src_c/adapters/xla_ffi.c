@@ -6,6 +6,11 @@
  * element count; the ufunc loop of that dtype computes them in one call, as
  * NumPy would over contiguous arrays (same bits, same thread split). */
 #include <string.h>
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+#else
+#include <fenv.h>
+#endif
 
 #include "adapters/xla_ffi.h"
 #include "adapters/xla_ffi_abi.h"
@@ -53,6 +58,28 @@ static int64_t elements(const fa_xla_buffer *buffer) {
     return n;
 }
 
+/* XLA runs its CPU programs with subnormals flushed to zero (FTZ and DAZ):
+ * fastact's results are IEEE's there as everywhere, within its stated
+ * bounds, so the loop runs in the default environment and XLA's is put back. */
+#if defined(__x86_64__) || defined(_M_X64)
+typedef unsigned fa_xla_fpenv;
+static fa_xla_fpenv ieee_enter(void) {
+    fa_xla_fpenv saved = _mm_getcsr();
+    _mm_setcsr(0x1f80u); /* round to nearest, every exception masked, no FTZ or DAZ */
+    return saved;
+}
+static void ieee_leave(fa_xla_fpenv saved) { _mm_setcsr(saved); }
+#else
+typedef fenv_t fa_xla_fpenv;
+static fa_xla_fpenv ieee_enter(void) {
+    fa_xla_fpenv saved;
+    fegetenv(&saved);
+    fesetenv(FE_DFL_ENV);
+    return saved;
+}
+static void ieee_leave(fa_xla_fpenv saved) { fesetenv(&saved); }
+#endif
+
 static fa_xla_error *describe(fa_xla_metadata_extension *extension) {
     extension->metadata->api_version =
         (fa_xla_api_version){.struct_size = sizeof(fa_xla_api_version), .major_version = FA_XLA_FFI_MAJOR,
@@ -95,7 +122,11 @@ fa_xla_error *fa_xla_ffi_activation(fa_xla_call_frame *frame) {
                     : first->dtype == FA_XLA_F16 ? fa_loop_f16 : first->dtype == FA_XLA_BF16 ? fa_loop_bf16 : NULL;
     if (!loop) return failure(frame, "fastact: the dtype must be float32, float64, float16 or bfloat16");
     ptrdiff_t dims[1] = {(ptrdiff_t)n};
-    if (n > 0) loop(args, dims, steps, (void *)spec);
+    if (n > 0) {
+        fa_xla_fpenv saved = ieee_enter();
+        loop(args, dims, steps, (void *)spec);
+        ieee_leave(saved);
+    }
     return NULL;
 }
 
