@@ -11,9 +11,8 @@ copies the arrays to the host and back). Its gradient is fastact's backward
 kernel (jax.custom_vjp; sigmoid's and tanh's from their output, as JAX's
 own). Elementwise, so vmap batches a whole array into one call. Results
 are fastact's bits, subnormals kept, where XLA's own CPU operations flush
-them to zero. float32,
-float64, float16 and bfloat16 (integers and Python numbers become JAX's
-default float; mixed operands promote as in jnp). Parameters (alpha, beta,
+them to zero. float32, float64, float16 and bfloat16 (integers and Python
+numbers become JAX's default float; mixed operands promote as in jnp). Parameters (alpha, beta,
 negative_slope, ...) are Python numbers, checked and fixed when traced, not
 traced arrays. Second derivatives are not implemented. The default tier's
 kernels, as fastact's functions called without precision=. JAX is an
@@ -126,7 +125,8 @@ def _cached(name, nin=1, **keywords):
     op = next(op for op in forms if op.form is None or (
         keywords[op.form.keyword] == op.form.value if op.form.keyword in keywords else op.form.is_default))
     params = tuple(float(keywords.get(p.name, p.default)) for p in op.params)
-    from_output = name in ("sigmoid", "tanh")
+    # where the derivative from the output exists (sigmoid, tanh), as JAX's own rules take it
+    from_output = f"{op.name}_backward_from_output" in _ext.ufunc_operations
     backward = f"{op.name}_backward_from_output" if from_output else f"{op.name}_backward"
     return _activation(name, op.name, backward, params, nin, from_output)
 
