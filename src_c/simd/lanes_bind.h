@@ -30,7 +30,7 @@
 #define v_isnan vf_isnan
 #define v_select vf_select
 #define v_pow2 vf_pow2
-#define v_scale_1p vf_scale_1p
+#define v_scale_normal vf_scale_normal
 #define v_half_binade_bits vf_half_binade_bits
 #define v_lookup8_wrap vf_lookup8_wrap
 #define v_lookup16 vf_lookup16
@@ -114,7 +114,7 @@
 #define v_isnan vd_isnan
 #define v_select vd_select
 #define v_pow2 vd_pow2
-#define v_scale_1p vd_scale_1p
+#define v_scale_normal vd_scale_normal
 #define m_or md_or
 #define m_any md_any
 #define FA_L_SHIFTER 0x1.8p52

@@ -28,7 +28,7 @@
 #undef v_isnan
 #undef v_select
 #undef v_pow2
-#undef v_scale_1p
+#undef v_scale_normal
 #undef v_half_binade_bits
 #undef v_lookup8_wrap
 #undef v_lookup16

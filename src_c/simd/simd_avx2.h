@@ -131,16 +131,10 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal:
- * one FMA by 2^k (AVX-512 has an instruction for it: vscalef) */
-static inline vd vd_scale_1p(vd q, vd k) {
-    vd s = vd_pow2(k);
-    return vd_fma(q, s, s);
-}
-static inline vf vf_scale_1p(vf q, vf k) {
-    vf s = vf_pow2(k);
-    return vf_fma(q, s, s);
-}
+/* v 2^k for integer-valued k, exact where the result is normal (AVX-512 has
+ * an instruction for it: vscalef) */
+static inline vd vd_scale_normal(vd v, vd k) { return vd_mul(v, vd_pow2(k)); }
+static inline vf vf_scale_normal(vf v, vf k) { return vf_mul(v, vf_pow2(k)); }
 
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8

@@ -126,11 +126,11 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
 
-/* (1 + q) 2^k for integer-valued k, where the result is normal: 1 + q rounded,
- * then scaled exactly by vscalef, the same bits as the other layers' single
- * rounding of (1 + q) 2^k, without building 2^k from integer operations */
-static inline vd vd_scale_1p(vd q, vd k) { return _mm512_scalef_pd(_mm512_add_pd(_mm512_set1_pd(1.0), q), k); }
-static inline vf vf_scale_1p(vf q, vf k) { return _mm512_scalef_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), q), k); }
+/* v 2^k for integer-valued k, exact where the result is normal: one vscalef,
+ * the same bits as the other layers' product by 2^k, without building 2^k
+ * from integer operations */
+static inline vd vd_scale_normal(vd v, vd k) { return _mm512_scalef_pd(v, k); }
+static inline vf vf_scale_normal(vf v, vf k) { return _mm512_scalef_ps(v, k); }
 
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8

@@ -134,15 +134,9 @@ static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isn
 /* v widened to double, added to acc[0] (one float per vector here) */
 static inline void vf_add_widened(vd *acc, vf v) { acc[0] += (double)v; }
 
-/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
-static inline vd vd_scale_1p(vd q, vd k) {
-    vd s = vd_pow2(k);
-    return vd_fma(q, s, s);
-}
-static inline vf vf_scale_1p(vf q, vf k) {
-    vf s = vf_pow2(k);
-    return vf_fma(q, s, s);
-}
+/* v 2^k for integer-valued k, exact where the result is normal */
+static inline vd vd_scale_normal(vd v, vd k) { return vd_mul(v, vd_pow2(k)); }
+static inline vf vf_scale_normal(vf v, vf k) { return vf_mul(v, vf_pow2(k)); }
 
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */

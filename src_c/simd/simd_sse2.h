@@ -314,15 +314,9 @@ static inline vf vf_pass_between(vf g, vf x, vf lo, vf hi) {
     return _mm_or_ps(_mm_and_ps(inside, g), _mm_and_ps(nan, x));
 }
 
-/* (1 + q) 2^k for integer-valued k, rounded once, where the result is normal */
-FA_SSE2_ALWAYS_INLINE_ vd vd_scale_1p(vd q, vd k) {
-    vd s = vd_pow2(k);
-    return vd_fma(q, s, s);
-}
-FA_SSE2_ALWAYS_INLINE_ vf vf_scale_1p(vf q, vf k) {
-    vf s = vf_pow2(k);
-    return vf_fma(q, s, s);
-}
+/* v 2^k for integer-valued k, exact where the result is normal */
+FA_SSE2_ALWAYS_INLINE_ vd vd_scale_normal(vd v, vd k) { return vd_mul(v, vd_pow2(k)); }
+FA_SSE2_ALWAYS_INLINE_ vf vf_scale_normal(vf v, vf k) { return vf_mul(v, vf_pow2(k)); }
 
 /* the fast GELU's lookups: bits(a) >> 22 (exponent and first mantissa bit), no
  * offset and no clamp; a 16-entry table whose halves are equal, read at i mod 8 */
