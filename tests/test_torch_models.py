@@ -208,6 +208,32 @@ def test_untracked_views(dtype):
             fat.selu(huge)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("precision", ["fast", "accurate"])
+def test_untracked_on_memory_matches_numpy(dtype, precision):
+    """The row and elementwise loops run straight on a contiguous tensor's
+    memory: the NumPy functions' bits, for every shape the path takes (0-d,
+    empty, rows along the last axis) and the ones it leaves to NumPy."""
+    x = (torch.randn(4, 3, 130, dtype=torch.float64) * 6).to(dtype)
+    elementwise = {"gelu": fa.gelu, "silu": fa.silu, "sigmoid": fa.sigmoid, "tanh": fa.tanh, "mish": fa.mish,
+                   "logsigmoid": fa.log_sigmoid, "hardswish": fa.hardswish, "relu": fa.relu}
+    with torch.no_grad():
+        for name, numpy_function in elementwise.items():
+            for t in (x, x[0, 0, 0], x[:0]):
+                got = getattr(fat, name)(t, precision=precision)
+                assert got.shape == t.shape and got.dtype == t.dtype, name
+                np.testing.assert_array_equal(got.numpy(), numpy_function(t.numpy(), precision=precision),
+                                              err_msg=name)
+        if dtype == torch.float16:
+            return
+        for name in ("softmax", "log_softmax"):
+            for dim in (-1, 2, 1, 0):
+                got = getattr(fat, name)(x, dim, precision=precision)
+                want = getattr(fa, name)(x.numpy(), axis=dim, precision=precision)
+                np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{name} dim={dim}")
+            assert getattr(fat, name)(x[:, :, :0], -1).shape == (4, 3, 0)
+
+
 def test_tracked_calls_keep_the_custom_op():
     x = torch.randn(64, requires_grad=True)
     y = fat.gelu(x)

@@ -262,3 +262,44 @@ def glu_backward(grad_output, x, axis=-1, *, precision='fast', out=None):
 
 
 PUBLIC = PUBLIC + ('softmax', 'softmax_backward', 'log_softmax', 'log_softmax_backward', 'glu', 'glu_backward')
+
+
+def rows_on_memory(int op, bint accurate, int dtype_code, object x):
+    """softmax (op 0) or log_softmax (op 1) along the last axis of x, a checked,
+    C-contiguous CPU torch tensor of float32 (dtype_code 1) or float64 (2) with
+    at least one element, as a new torch tensor: the row loop straight on its
+    memory, as tensor_on_memory does for the elementwise functions (None
+    without NumPy 2's floating-point report)."""
+    global _from_numpy
+    if _give_fpe_errors is NULL:
+        return None
+    if _from_numpy is None:
+        import torch
+        _from_numpy = torch.from_numpy
+    cdef int ndim = len(x.shape), d
+    if ndim > 32:
+        raise ValueError(f"fastact: {ndim} dimensions, more than NumPy's 32")
+    cdef cnp.npy_intp dims[32]
+    shape = x.shape
+    for d in range(ndim):
+        dims[d] = shape[d]
+    cdef cnp.ndarray result = cnp.PyArray_EMPTY(ndim, dims, cnp.NPY_FLOAT32 if dtype_code == 1 else cnp.NPY_FLOAT64, 0)
+    cdef cnp.npy_intp size = cnp.PyArray_SIZE(result), rows[2]
+    cdef cnp.npy_intp itemsize = 4 if dtype_code == 1 else 8, steps[4]
+    cdef _loop_t loop = <_loop_t>(fa_row_loop_f32 if dtype_code == 1 else fa_row_loop_f64)
+    cdef int row_op = FA_ROW_SOFTMAX if op == 0 else FA_ROW_LOG_SOFTMAX
+    cdef const void *spec = _ROW_SPECS[row_op][0][0 if accurate else 1]  # TIERS: accurate, fast
+    cdef char *args[2]
+    rows[1] = dims[ndim - 1] if ndim else 1
+    rows[0] = size // rows[1]
+    args[0], args[1] = <char *><size_t>x.data_ptr(), <char *>cnp.PyArray_DATA(result)
+    steps[0] = steps[1] = rows[1] * itemsize  # between rows, then between a row's elements
+    steps[2] = steps[3] = itemsize
+    feclearexcept(_ALL_FE)
+    if size >= _NOGIL_FROM:
+        with nogil:
+            loop(args, rows, steps, <void *>spec)
+    else:
+        loop(args, rows, steps, <void *>spec)
+    _report_flags(_ROW_GUFUNCS['softmax' if op == 0 else 'log_softmax'][0 if accurate else 1])
+    return _from_numpy(result)

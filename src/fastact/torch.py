@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised without torch only
     raise ImportError('fastact.torch needs PyTorch: pip install "fastact[torch]"') from exc
 
 import fastact as fa
+from fastact import _ext
 
 # bfloat16 tensors become ml_dtypes' bfloat16 arrays; ml_dtypes is imported
 # on the first one, not here (its import takes half as long as torch's)
@@ -229,10 +230,7 @@ _FORWARD_ARRAYS = {key: _UNTRACKED[key] for key in ("silu", "relu", "mish", "elu
 
 
 def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
-    if not inplace and len(tensors) == 1:
-        result = _run_untracked(key, tensors[0], values, precision)
-        if result is not None:
-            return result
+    # (the functions of one tensor try _run_untracked first themselves)
     if precision not in ("fast", "accurate"):
         raise ValueError(f"fastact.torch.{name}: precision must be 'fast' or 'accurate', not {precision!r}")
     for t in tensors:
@@ -254,7 +252,13 @@ def _run(name, key, tensors, values, fallback, inplace=False, precision="fast"):
     return _OPS[key].op(*tensors, *values, precision)
 
 
-_UNTRACKED_DTYPES = {torch.float32, torch.float64, torch.float16}
+# the inference path's tests, bound once: each lookup counts in a 1000-element call
+_TENSOR, _STRIDED, _grad_enabled = torch.Tensor, torch.strided, torch.is_grad_enabled
+_compiling = torch.compiler.is_compiling
+_tracing = getattr(torch._C, "_is_tracing", torch.jit.is_tracing)  # what torch.jit.is_tracing asks, less a call
+_DTYPE_CODES = {torch.float16: 0, torch.float32: 1, torch.float64: 2}  # run_on_memory's, and the dtypes served
+_ROWS_ON_MEMORY = {"softmax": 0, "log_softmax": 1}  # along the last axis, float32 and float64 (codes 1, 2)
+_TIERS = ("fast", "accurate")
 
 
 def _run_untracked(key, x, values, precision):
@@ -262,15 +266,48 @@ def _run_untracked(key, x, values, precision):
     call (inference_mode, no_grad, or an input that needs no gradient): the
     kernel on the tensor's memory, without the custom op's dispatch, which
     costs more than a 1000-element kernel. None when that does not apply."""
-    if (type(x) is not torch.Tensor or not x.is_cpu or x.dtype not in _UNTRACKED_DTYPES or x.ndim == 0
-            or x.layout is not torch.strided or precision not in ("fast", "accurate")
-            or (x.requires_grad and torch.is_grad_enabled())
-            or torch.compiler.is_compiling() or torch.jit.is_tracing()):
+    if type(x) is not _TENSOR:
+        return None
+    code = _DTYPE_CODES.get(x.dtype)
+    if (code is None or not x.is_cpu or x.layout is not _STRIDED or precision not in _TIERS
+            or (x.requires_grad and _grad_enabled()) or _compiling() or _tracing()):
         return None
     if x.is_neg():  # a lazily negated view (torch._neg_view): its memory holds -x
         x = x.resolve_neg()
+    operation = _ON_MEMORY.get(key) if not values else None
+    if operation is not None and x.is_contiguous():
+        result = _ext.tensor_on_memory(operation, precision == "accurate", code, x)
+        if result is not None:
+            return result
+    row_op = _ROWS_ON_MEMORY.get(key)
+    if (row_op is not None and code and values[0] in (-1, x.ndim - 1) and x.ndim and x.numel()
+            and x.is_contiguous()):
+        result = _ext.rows_on_memory(row_op, precision == "accurate", code, x)
+        if result is not None:
+            return result
+    if x.ndim == 0:  # NumPy's functions return a scalar there
+        return None
     array = x.detach().numpy() if x.requires_grad else x.numpy()
     return torch.from_numpy(_UNTRACKED[key](array, *values, precision=precision))
+
+
+def _on_memory(name):
+    """(op, direction, (fast tier, accurate tier), (fast ufunc, accurate ufunc))
+    of the ufunc `name`, for _ext.tensor_on_memory: the same loop, and bits,
+    as fastact's NumPy call."""
+    op, direction, fast, *_ = _ext.ufunc_operations[name]
+    accurate_name = name + "_accurate" if name + "_accurate" in _ext.UFUNCS else name
+    accurate = _ext.ufunc_operations[accurate_name]
+    assert accurate[:2] == (op, direction)
+    return op, direction, (fast, accurate[2]), (_ext.UFUNCS[name], _ext.UFUNCS[accurate_name])
+
+
+# The one-input ops without parameters, straight on a contiguous tensor's memory
+_ON_MEMORY = {key: _on_memory(name) for key, name in (
+    ("gelu", "gelu"), ("gelu_tanh", "gelu_tanh"), ("silu", "silu"), ("quick_gelu", "quick_gelu"),
+    ("relu", "relu"), ("sigmoid", "sigmoid"), ("tanh", "tanh"), ("logsigmoid", "log_sigmoid"),
+    ("mish", "mish"), ("selu", "selu"), ("relu6", "relu6"), ("hardsigmoid", "hardsigmoid"),
+    ("hardswish", "hardswish"))}
 
 
 def gelu(input, approximate="none", *, precision="fast"):
@@ -278,93 +315,149 @@ def gelu(input, approximate="none", *, precision="fast"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
     key = "gelu_tanh" if approximate == "tanh" else "gelu"
+    result = _run_untracked(key, input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate), precision=precision)
 
 
 def silu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.silu, computed by fastact."""
+    result = None if inplace else _run_untracked("silu", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace, precision=precision)
 
 
 def quick_gelu(input, *, precision="fast"):
     """input·sigmoid(1.702·input), CLIP's QuickGELU, computed by fastact."""
+    result = _run_untracked("quick_gelu", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("quick_gelu", "quick_gelu", (input,), (), lambda: input * torch.sigmoid(1.702 * input),
                 precision=precision)
 
 
 def relu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu, computed by fastact."""
+    result = None if inplace else _run_untracked("relu", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace, precision=precision)
 
 
 def sigmoid(input, *, precision="fast"):
     """torch.sigmoid, computed by fastact."""
+    result = _run_untracked("sigmoid", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input), precision=precision)
 
 
 def tanh(input, *, precision="fast"):
     """torch.tanh, computed by fastact."""
+    result = _run_untracked("tanh", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input), precision=precision)
 
 
 def softplus(input, beta=1.0, threshold=20.0, *, precision="fast"):
     """torch.nn.functional.softplus, computed by fastact (beta > 0)."""
-    return _run("softplus", "softplus", (input,), (float(beta), float(threshold)),
+    values = (float(beta), float(threshold))
+    result = _run_untracked("softplus", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("softplus", "softplus", (input,), values,
                 lambda: F.softplus(input, beta=beta, threshold=threshold), precision=precision)
 
 
 def logsigmoid(input, *, precision="fast"):
     """torch.nn.functional.logsigmoid, computed by fastact."""
+    result = _run_untracked("logsigmoid", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input), precision=precision)
 
 
 def mish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.mish, computed by fastact."""
+    result = None if inplace else _run_untracked("mish", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace, precision=precision)
 
 
 def elu(input, alpha=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.elu, computed by fastact."""
-    return _run("elu", "elu", (input,), (float(alpha),),
+    values = (float(alpha),)
+    result = None if inplace else _run_untracked("elu", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("elu", "elu", (input,), values,
                 lambda: F.elu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
 def selu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.selu, computed by fastact."""
+    result = None if inplace else _run_untracked("selu", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace, precision=precision)
 
 
 def celu(input, alpha=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.celu, computed by fastact (alpha > 0)."""
-    return _run("celu", "celu", (input,), (float(alpha),),
+    values = (float(alpha),)
+    result = None if inplace else _run_untracked("celu", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("celu", "celu", (input,), values,
                 lambda: F.celu(input, alpha, inplace=inplace), inplace, precision=precision)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False, *, precision="fast"):
     """torch.nn.functional.leaky_relu, computed by fastact."""
-    return _run("leaky_relu", "leaky_relu", (input,), (float(negative_slope),),
+    values = (float(negative_slope),)
+    result = None if inplace else _run_untracked("leaky_relu", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("leaky_relu", "leaky_relu", (input,), values,
                 lambda: F.leaky_relu(input, negative_slope, inplace=inplace), inplace, precision=precision)
 
 
 def relu6(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu6, computed by fastact."""
+    result = None if inplace else _run_untracked("relu6", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace, precision=precision)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardtanh, computed by fastact."""
-    return _run("hardtanh", "hardtanh", (input,), (float(min_val), float(max_val)),
+    values = (float(min_val), float(max_val))
+    result = None if inplace else _run_untracked("hardtanh", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("hardtanh", "hardtanh", (input,), values,
                 lambda: F.hardtanh(input, min_val, max_val, inplace=inplace), inplace, precision=precision)
 
 
 def hardsigmoid(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardsigmoid, computed by fastact."""
+    result = None if inplace else _run_untracked("hardsigmoid", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("hardsigmoid", "hardsigmoid", (input,), (),
                 lambda: F.hardsigmoid(input, inplace=inplace), inplace, precision=precision)
 
 
 def hardswish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardswish, computed by fastact."""
+    result = None if inplace else _run_untracked("hardswish", input, (), precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
     return _run("hardswish", "hardswish", (input,), (),
                 lambda: F.hardswish(input, inplace=inplace), inplace, precision=precision)
 
@@ -382,6 +475,9 @@ def softmax(input, dim=None, dtype=None, *, precision="fast"):
     dim = _softmax_dim("softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
+    result = _run_untracked("softmax", input, (dim,), precision)
+    if result is not None:  # no autograd: the row loop on the tensor's memory
+        return result
     return _run("softmax", "softmax", (input,), (dim,), lambda: F.softmax(input, dim), precision=precision)
 
 
@@ -390,13 +486,20 @@ def log_softmax(input, dim=None, dtype=None, *, precision="fast"):
     dim = _softmax_dim("log_softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
+    result = _run_untracked("log_softmax", input, (dim,), precision)
+    if result is not None:  # no autograd: the row loop on the tensor's memory
+        return result
     return _run("log_softmax", "log_softmax", (input,), (dim,),
                 lambda: F.log_softmax(input, dim), precision=precision)
 
 
 def glu(input, dim=-1, *, precision="fast"):
     """torch.nn.functional.glu: a·σ(b) of input's two halves along dim, computed by fastact."""
-    return _run("glu", "glu", (input,), (int(dim),), lambda: F.glu(input, dim), precision=precision)
+    values = (int(dim),)
+    result = _run_untracked("glu", input, values, precision)
+    if result is not None:  # no autograd: the kernel on the tensor's memory
+        return result
+    return _run("glu", "glu", (input,), values, lambda: F.glu(input, dim), precision=precision)
 
 
 def swiglu(gate, up, *, precision="fast"):
