@@ -257,3 +257,35 @@ def test_smallest_subnormal(isa, name, dtype):
     uint = f"u{x.itemsize}"
     assert (got.view(uint) == expected.view(uint)).all(), \
         f"{name} [{isa}]: f({x}) = {got} ({hexbits(got[:1])}, {hexbits(got[1:])}), expected {expected}"
+
+
+# where the fast tier's direct formula stops: the op's A_FAST (fa_coeffs.h), float32 and float64
+_FAST_LIMITS = {"gelu": (13.0, 37.0), "gelu_tanh": (9.5, 21.0), "silu": (87.0, 708.0),
+                "quick_gelu": (51.0, 415.0), "sigmoid": (87.0, 708.0)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(_FAST_LIMITS))
+def test_fast_tier_beyond_its_direct_range_is_the_accurate_tiers(isa, name, dtype):
+    """Lanes past the fast tier's direct range take constants above it (x, or
+    1 for sigmoid; a derivative of 1) and the accurate kernel below it and at
+    NaN: the accurate tier's bits, in vectors mixed with direct lanes, both
+    directions, signalling NaN and infinities included."""
+    limit = dtype(_FAST_LIMITS[name][dtype == np.float64])
+    rng = np.random.default_rng(11)
+    edge = np.array([limit, np.nextafter(limit, dtype(np.inf)), 2 * limit, 1e30, np.inf, np.nan], dtype)
+    edge = np.concatenate([edge, -edge])
+    x = rng.normal(0, 3, 4096).astype(dtype)
+    x[rng.integers(0, x.size, 600)] = rng.choice(edge, 600)
+    x[::97] = (rng.uniform(1, 50, x[::97].size) * limit).astype(dtype) * rng.choice([-1, 1], x[::97].size)
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    x[5] = np.array(0x7FA00000 if dtype == np.float32 else 0x7FF4000000000000, bits).view(dtype)  # signalling
+    g = rng.normal(0, 2, x.size).astype(dtype)
+    g[::53] = np.inf
+    function, form = (fa.gelu, ("tanh",)) if name == "gelu_tanh" else (getattr(fa, name), ())
+    backward = getattr(fa, f"{function.__name__}_backward")
+    beyond = ~(np.abs(x) <= limit)
+    with np.errstate(all="ignore"):
+        for fast, accurate in ((function(x, *form), function(x, *form, precision="accurate")),
+                               (backward(g, x, *form), backward(g, x, *form, precision="accurate"))):
+            np.testing.assert_array_equal(fast[beyond].view(bits), accurate[beyond].view(bits))

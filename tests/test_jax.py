@@ -106,6 +106,25 @@ def test_the_custom_call_is_what_jit_compiles():
     assert "callback" not in text.lower()
 
 
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+def test_derivative_from_the_output_writes_over_it(name):
+    """sigmoid's and tanh's backward writes over the forward's output, the
+    buffer XLA allocated for it (no second one); where the loss also reads
+    that output (value_and_grad), XLA keeps it intact and the value and the
+    gradient are still fastact's bits."""
+    assert faj.uses_xla_ffi
+    x, weights = _inputs("float32", 1, 300)[0], _inputs("float32", 1, 300)[0][::-1].copy()
+    weights[-8:] = 1  # finite where x is infinite or subnormal
+    function = getattr(faj, name)
+    loss = lambda t, w: (function(t) * w).sum()  # noqa: E731
+    compiled = jax.jit(jax.grad(loss)).lower(x, weights).compile().as_text()
+    assert "output_to_operand_aliasing" in compiled
+    value, grad = jax.jit(jax.value_and_grad(loss))(x, weights)
+    y = getattr(fa, name)(x)
+    np.testing.assert_array_equal(np.asarray(grad), getattr(fa, f"{name}_backward_from_output")(weights, y))
+    assert np.isclose(float(value), float((y.astype(np.float64) * weights).sum()), rtol=1e-4)
+
+
 def test_bad_parameters_raise_fastact_errors_when_traced():
     with pytest.raises(ValueError, match="softplus"):
         faj.softplus(jnp.ones(3), beta=-1.0)

@@ -54,7 +54,7 @@ def _register_target():
 uses_xla_ffi = _register_target()
 
 
-def _kernel(ufunc_name, params, shapes, *arrays):
+def _kernel(ufunc_name, params, shapes, *arrays, alias=None):
     """fastact's ufunc `ufunc_name` (parameters `params`) on arrays, as traced JAX values: an XLA
     custom call on the CPU, a host callback elsewhere."""
     ufunc = getattr(fa.ufuncs, ufunc_name)
@@ -73,8 +73,11 @@ def _kernel(ufunc_name, params, shapes, *arrays):
     if nparams:
         attributes["params"] = np.asarray(params, np.float64)
 
+    aliases = None if alias is None else {alias: 0}
+
     def custom_call(*values):
-        return jax.ffi.ffi_call(_TARGET, shapes, vmap_method="broadcast_all")(*values, **attributes)
+        return jax.ffi.ffi_call(_TARGET, shapes, vmap_method="broadcast_all",
+                                input_output_aliases=aliases)(*values, **attributes)
 
     return jax.lax.platform_dependent(*arrays, cpu=custom_call, default=callback)
 
@@ -93,8 +96,8 @@ def _activation(name, forward, backward, params=(), nin=1, from_output=False):
 
     def apply_backward(saved, grad):
         shape = jax.ShapeDtypeStruct(grad.shape, grad.dtype)
-        if nin == 1:
-            return (_kernel(backward, params, shape, grad, *saved),)
+        if nin == 1:  # from the output: written over it, which XLA allocated for the forward
+            return (_kernel(backward, params, shape, grad, *saved, alias=1 if from_output else None),)
         return tuple(_kernel(backward, params, (shape,) * nin, grad, *saved))
 
     apply.defvjp(apply_forward, apply_backward)
@@ -125,7 +128,7 @@ def _cached(name, nin=1, **keywords):
     op = next(op for op in forms if op.form is None or (
         keywords[op.form.keyword] == op.form.value if op.form.keyword in keywords else op.form.is_default))
     params = tuple(float(keywords.get(p.name, p.default)) for p in op.params)
-    # where the derivative from the output exists (sigmoid, tanh), as JAX's own rules take it
+    # the derivative from the output where it exists (sigmoid, tanh), as JAX's own rules take it
     from_output = f"{op.name}_backward_from_output" in _ext.ufunc_operations
     backward = f"{op.name}_backward_from_output" if from_output else f"{op.name}_backward"
     return _activation(name, op.name, backward, params, nin, from_output)
