@@ -152,14 +152,22 @@ def quick_gelu(x):
 # where a custom call could not; same bits as fastact.relu and relu_backward (tested).
 # x > 0 is asked of x's bits as an integer: XLA treats subnormal operands of
 # floating-point compares as zero, fastact does not.
+def _bits(x):
+    return jax.lax.bitcast_convert_type(x, jax.numpy.int32 if x.dtype == jax.numpy.float32 else jax.numpy.int64)
+
+
 def _positive(x):
-    bits = jax.lax.bitcast_convert_type(x, jax.numpy.int32 if x.dtype == jax.numpy.float32 else jax.numpy.int64)
-    return bits > 0  # NaNs with the sign bit clear too, which the callers' isnan covers anyway
+    return _bits(x) > 0  # NaNs with the sign bit clear too, which the callers' isnan covers anyway
+
+
+# -inf's bits as a signed integer: above it are the negative NaNs, +0 and everything
+# positive (NaNs included); at or below it -0 and the negative numbers
+_MINUS_INF_BITS = {"float32": -(1 << 23), "float64": -(1 << 52)}
 
 
 @jax.custom_vjp
-def _relu_select(x):
-    return jax.numpy.where(_positive(x) | jax.numpy.isnan(x), x, jax.numpy.zeros_like(x))
+def _relu_select(x):  # x where x > 0 or NaN, else +0 (x itself where x is +0): one integer compare
+    return jax.numpy.where(_bits(x) > _MINUS_INF_BITS[x.dtype.name], x, jax.numpy.zeros_like(x))
 
 
 def _relu_select_forward(x):
