@@ -109,6 +109,15 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
                             b, c);
 }
 
+static inline simde__m512 fa_emu_fmsub_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
+    return fa_emu_fmadd_ps_(a, b, simde_mm512_castsi512_ps(simde_mm512_xor_si512(
+                                      simde_mm512_castps_si512(c), simde_mm512_set1_epi32((int)0x80000000u))));
+}
+static inline simde__m512d fa_emu_fmsub_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
+    simde__m512i sign = simde_mm512_set1_epi64((long long)0x8000000000000000ULL);
+    return fa_emu_fmadd_pd_(a, b, simde_mm512_castsi512_pd(simde_mm512_xor_si512(simde_mm512_castpd_si512(c), sign)));
+}
+
 /* vminps with {sae}: the second operand where either is NaN, no flag (an
  * ordered quiet comparison and a blend; SIMDe's min would signal) */
 static inline simde__m512 fa_emu_min_round_ps_(simde__m512 a, simde__m512 b, int sae) {
@@ -150,6 +159,8 @@ static inline simde__m512d fa_emu_max_round_pd_(simde__m512d a, simde__m512d b, 
 #define _mm512_div_pd simde_mm512_div_pd
 #undef _mm512_fmadd_pd
 #define _mm512_fmadd_pd fa_emu_fmadd_pd_
+#undef _mm512_fmsub_pd
+#define _mm512_fmsub_pd fa_emu_fmsub_pd_
 #undef _mm512_min_pd
 #define _mm512_min_pd simde_mm512_min_pd
 #undef _mm512_castsi512_pd
@@ -212,6 +223,8 @@ static inline simde__m512d fa_emu_max_round_pd_(simde__m512d a, simde__m512d b, 
 #define _mm512_fmadd_ps fa_emu_fmadd_ps_
 #undef _mm512_fnmadd_ps
 #define _mm512_fnmadd_ps fa_emu_fnmadd_ps_
+#undef _mm512_fmsub_ps
+#define _mm512_fmsub_ps fa_emu_fmsub_ps_
 #undef _mm512_scalef_ps
 #define _mm512_scalef_ps fa_emu_scalef_ps_
 #undef _mm512_scalef_pd

@@ -19,6 +19,7 @@
 #define v_div vf_div
 #define v_fma vf_fma
 #define v_fnma vf_fnma
+#define v_fms vf_fms
 #define v_min vf_min
 #define v_max vf_max
 #define v_max_skip_nan vf_max_skip_nan
@@ -102,6 +103,7 @@
 #define v_div vd_div
 #define v_fma vd_fma
 #define v_fnma vd_fnma
+#define v_fms vd_fms
 #define v_min vd_min
 #define v_max vd_max
 #define v_max_skip_nan vd_max_skip_nan

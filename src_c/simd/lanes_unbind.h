@@ -16,6 +16,7 @@
 #undef v_div
 #undef v_fma
 #undef v_fnma
+#undef v_fms
 #undef v_min
 #undef v_max
 #undef v_max_skip_nan

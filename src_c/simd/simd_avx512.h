@@ -30,6 +30,7 @@ static inline vd vd_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
 static inline vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
 static inline vd vd_fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 static inline vd vd_fnma(vd a, vd b, vd c) { return _mm512_fnmadd_pd(a, b, c); }
+static inline vd vd_fms(vd a, vd b, vd c) { return _mm512_fmsub_pd(a, b, c); }
 static inline vd vd_max(vd a, vd b) { return _mm512_max_pd(a, b); }
 /* a rounded to float32's precision and range (to nearest, even) */
 static inline vd vd_round_float(vd a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
@@ -76,6 +77,7 @@ static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vf_fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline vf vf_fms(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_abs(vf a) {
