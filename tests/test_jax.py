@@ -114,7 +114,7 @@ def test_derivative_from_the_output_writes_over_it(name):
     gradient are still fastact's bits."""
     assert faj.uses_xla_ffi
     x, weights = _inputs("float32", 1, 300)[0], _inputs("float32", 1, 300)[0][::-1].copy()
-    weights[-8:] = 1  # finite where x is infinite or subnormal
+    weights[-8:] = 1  # the weights' own infinities (the reversed specials) made finite
     function = getattr(faj, name)
     loss = lambda t, w: (function(t) * w).sum()  # noqa: E731
     compiled = jax.jit(jax.grad(loss)).lower(x, weights).compile().as_text()

@@ -148,55 +148,70 @@ cdef inline double _param(str function, str name, object value, str check) excep
 
 cdef int _MEMORY_TYPENUMS[3]
 _MEMORY_TYPENUMS[:] = [cnp.NPY_FLOAT16, cnp.NPY_FLOAT32, cnp.NPY_FLOAT64]
+cdef enum:
+    _MEMORY_MAX_DIMS = 64  # NumPy 2's limit (the path needs NumPy 2's report of flags anyway)
 
 
 cdef object _from_numpy = None  # torch.from_numpy, once fastact.torch has asked for it
 
 
-def tensor_on_memory(tuple operation, bint accurate, int dtype_code, object x):
-    """torch.from_numpy(run_on_memory(...)) for a checked, contiguous CPU
-    tensor x, operation being (op, direction, (fast tier, accurate tier),
-    (fast ufunc, accurate ufunc)); floating-point flags reported as the
-    ufunc reports them (np.errstate). None without NumPy 2's report, for the
-    caller to take the NumPy function."""
+cdef inline bint _memory_ready():
+    """NumPy 2's report of flags is there, and torch.from_numpy is bound."""
     global _from_numpy
     if _give_fpe_errors is NULL:
-        return None
+        return False
     if _from_numpy is None:
         import torch
         _from_numpy = torch.from_numpy
-    cdef int t = 1 if accurate else 0
-    feclearexcept(_ALL_FE)
-    result = run_on_memory(operation[0], operation[1], operation[2][t], dtype_code, x.data_ptr(), x.shape)
-    _report_flags(operation[3][t])
-    return _from_numpy(result)
+    return True
 
 
-def run_on_memory(int op, int direction, int tier, int dtype_code, size_t x, object shape):
-    """A new C-contiguous array of `shape` holding the ufunc (op, direction,
-    tier) of one input and no parameter (shape: a tuple, or torch.Size),
-    applied to as many contiguous elements at address x (dtype_code: 0
-    float16, 1 float32, 2 float64), with no check: for fastact.torch's
-    inference path, which has checked the tensor (a NumPy view of it costs
-    more than a small kernel). Floating-point flags are left to the caller."""
+cdef cnp.ndarray _empty_like_tensor(object x, int typenum):
+    """A new C-contiguous array of x's shape; None past NumPy's dimensions."""
+    shape = x.shape
     cdef int ndim = len(shape), d
-    if ndim > 32:  # NumPy's limit, which torch's tensors may pass
-        raise ValueError(f"fastact: {ndim} dimensions, more than NumPy's 32")
-    cdef cnp.npy_intp dims[32]
+    if ndim > _MEMORY_MAX_DIMS:
+        return None
+    cdef cnp.npy_intp dims[_MEMORY_MAX_DIMS]
     for d in range(ndim):
         dims[d] = shape[d]
-    cdef cnp.ndarray result = cnp.PyArray_EMPTY(ndim, dims, _MEMORY_TYPENUMS[dtype_code], 0)
-    cdef cnp.npy_intp n = cnp.PyArray_SIZE(result)
-    cdef const void *spec = fa_loop_data(op, direction, tier)
+    return cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
+
+
+def tensor_on_memory(tuple operation, bint accurate, int dtype_code, object x):
+    """The ufunc (op, direction, tier) of one input and no parameter on a
+    contiguous CPU tensor x that fastact.torch has checked, straight on its
+    memory into a new array, as a tensor (torch.from_numpy): a NumPy view of
+    x costs more than a small kernel. operation: (op, direction, (fast tier,
+    accurate tier), (fast ufunc, accurate ufunc)); dtype_code: 0 float16, 1
+    float32, 2 float64. Floating-point flags are reported as the ufunc
+    reports them (np.errstate). None where this does not apply (no NumPy 2
+    report, an address not aligned to the item, too many dimensions), for
+    the caller to take the NumPy function."""
+    if not 0 <= dtype_code <= 2:
+        raise ValueError(f"fastact: dtype code {dtype_code}")
+    if not _memory_ready():
+        return None
+    cdef size_t address = x.data_ptr(), itemsize = 2 << dtype_code
+    if address % itemsize:
+        return None
+    cdef cnp.ndarray result = _empty_like_tensor(x, _MEMORY_TYPENUMS[dtype_code])
+    if result is None:
+        return None
+    cdef int t = 1 if accurate else 0
+    cdef const void *spec = fa_loop_data(operation[0], operation[1], operation[2][t])
     cdef _loop_t loop = <_loop_t>(fa_loop_f16 if dtype_code == 0 else fa_loop_f32 if dtype_code == 1
                                   else fa_loop_f64)
+    cdef cnp.npy_intp n = cnp.PyArray_SIZE(result)
     cdef char *args[2]
     cdef cnp.npy_intp steps[2]
-    args[0], args[1] = <char *>x, <char *>cnp.PyArray_DATA(result)
-    steps[0] = steps[1] = 2 << dtype_code  # the item size: 2, 4 or 8 bytes
+    args[0], args[1] = <char *>address, <char *>cnp.PyArray_DATA(result)
+    steps[0] = steps[1] = itemsize
+    feclearexcept(_ALL_FE)
     if n >= _NOGIL_FROM:
         with nogil:
             loop(args, &n, steps, <void *>spec)
     elif n > 0:
         loop(args, &n, steps, <void *>spec)
-    return result
+    _report_flags(operation[3][t])
+    return _from_numpy(result)

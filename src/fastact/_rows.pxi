@@ -269,30 +269,27 @@ def rows_on_memory(int op, bint accurate, int dtype_code, object x):
     C-contiguous CPU torch tensor of float32 (dtype_code 1) or float64 (2) with
     at least one element, as a new torch tensor: the row loop straight on its
     memory, as tensor_on_memory does for the elementwise functions (None
-    without NumPy 2's floating-point report)."""
-    global _from_numpy
-    if _give_fpe_errors is NULL:
+    where that does not apply, for the caller to take the NumPy function)."""
+    if dtype_code != 1 and dtype_code != 2:
+        raise ValueError(f"fastact: dtype code {dtype_code} for a row function")
+    if not _memory_ready():
         return None
-    if _from_numpy is None:
-        import torch
-        _from_numpy = torch.from_numpy
-    cdef int ndim = len(x.shape), d
-    if ndim > 32:
-        raise ValueError(f"fastact: {ndim} dimensions, more than NumPy's 32")
-    cdef cnp.npy_intp dims[32]
-    shape = x.shape
-    for d in range(ndim):
-        dims[d] = shape[d]
-    cdef cnp.ndarray result = cnp.PyArray_EMPTY(ndim, dims, cnp.NPY_FLOAT32 if dtype_code == 1 else cnp.NPY_FLOAT64, 0)
-    cdef cnp.npy_intp size = cnp.PyArray_SIZE(result), rows[2]
-    cdef cnp.npy_intp itemsize = 4 if dtype_code == 1 else 8, steps[4]
+    cdef size_t address = x.data_ptr(), itemsize = 4 if dtype_code == 1 else 8
+    if address % itemsize:
+        return None
+    cdef cnp.ndarray result = _empty_like_tensor(x, cnp.NPY_FLOAT32 if dtype_code == 1 else cnp.NPY_FLOAT64)
+    if result is None or cnp.PyArray_NDIM(result) == 0 or cnp.PyArray_SIZE(result) == 0:
+        return None
+    cdef cnp.npy_intp size = cnp.PyArray_SIZE(result)
+    cdef cnp.npy_intp rows[2]
+    cdef cnp.npy_intp steps[4]
     cdef _loop_t loop = <_loop_t>(fa_row_loop_f32 if dtype_code == 1 else fa_row_loop_f64)
     cdef int row_op = FA_ROW_SOFTMAX if op == 0 else FA_ROW_LOG_SOFTMAX
     cdef const void *spec = _ROW_SPECS[row_op][0][0 if accurate else 1]  # TIERS: accurate, fast
     cdef char *args[2]
-    rows[1] = dims[ndim - 1] if ndim else 1
+    rows[1] = cnp.PyArray_DIMS(result)[cnp.PyArray_NDIM(result) - 1]
     rows[0] = size // rows[1]
-    args[0], args[1] = <char *><size_t>x.data_ptr(), <char *>cnp.PyArray_DATA(result)
+    args[0], args[1] = <char *>address, <char *>cnp.PyArray_DATA(result)
     steps[0] = steps[1] = rows[1] * itemsize  # between rows, then between a row's elements
     steps[2] = steps[3] = itemsize
     feclearexcept(_ALL_FE)

@@ -298,7 +298,8 @@ def _on_memory(name):
     op, direction, fast, *_ = _ext.ufunc_operations[name]
     accurate_name = name + "_accurate" if name + "_accurate" in _ext.UFUNCS else name
     accurate = _ext.ufunc_operations[accurate_name]
-    assert accurate[:2] == (op, direction)
+    if accurate[:2] != (op, direction):
+        raise RuntimeError(f"fastact.torch: {accurate_name} is not {name}'s other tier")
     return op, direction, (fast, accurate[2]), (_ext.UFUNCS[name], _ext.UFUNCS[accurate_name])
 
 

@@ -109,13 +109,19 @@ static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, sim
                             b, c);
 }
 
+/* vfmsub: a b - c, where a NaN c keeps its sign (the instruction does not
+ * negate a NaN) */
 static inline simde__m512 fa_emu_fmsub_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
-    return fa_emu_fmadd_ps_(a, b, simde_mm512_castsi512_ps(simde_mm512_xor_si512(
-                                      simde_mm512_castps_si512(c), simde_mm512_set1_epi32((int)0x80000000u))));
+    simde__m512 minus_c = simde_mm512_castsi512_ps(
+        simde_mm512_xor_si512(simde_mm512_castps_si512(c), simde_mm512_set1_epi32((int)0x80000000u)));
+    simde__mmask16 nan = simde_mm512_cmp_ps_mask(c, c, SIMDE_CMP_UNORD_Q);
+    return fa_emu_fmadd_ps_(a, b, simde_mm512_mask_mov_ps(minus_c, nan, c));
 }
 static inline simde__m512d fa_emu_fmsub_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
     simde__m512i sign = simde_mm512_set1_epi64((long long)0x8000000000000000ULL);
-    return fa_emu_fmadd_pd_(a, b, simde_mm512_castsi512_pd(simde_mm512_xor_si512(simde_mm512_castpd_si512(c), sign)));
+    simde__m512d minus_c = simde_mm512_castsi512_pd(simde_mm512_xor_si512(simde_mm512_castpd_si512(c), sign));
+    simde__mmask8 nan = simde_mm512_cmp_pd_mask(c, c, SIMDE_CMP_UNORD_Q);
+    return fa_emu_fmadd_pd_(a, b, simde_mm512_mask_mov_pd(minus_c, nan, c));
 }
 
 /* vminps with {sae}: the second operand where either is NaN, no flag (an

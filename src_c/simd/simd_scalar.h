@@ -37,7 +37,8 @@ static inline vd vd_div(vd a, vd b) { return a / b; }
 static inline vd vd_fma(vd a, vd b, vd c) { return fa_fma(a, b, c); }
 /* c - a b, rounded once */
 static inline vd vd_fnma(vd a, vd b, vd c) { return fa_fma(-a, b, c); }
-static inline vd vd_fms(vd a, vd b, vd c) { return fa_fma(a, b, -c); }
+/* a b - c as x86's vfmsub gives it: -c, except that a NaN c keeps its sign */
+static inline vd vd_fms(vd a, vd b, vd c) { return fa_fma(a, b, c != c ? c : -c); }
 /* min/max as the x86 instructions compute them, b when either is NaN, so
  * that every layer agrees */
 static inline vd vd_min(vd a, vd b) { return a < b ? a : b; }
@@ -85,7 +86,7 @@ static inline vf vf_div(vf a, vf b) { return a / b; }
 static inline vf vf_fma(vf a, vf b, vf c) { return fa_fmaf(a, b, c); }
 /* c - a b, rounded once */
 static inline vf vf_fnma(vf a, vf b, vf c) { return fa_fmaf(-a, b, c); }
-static inline vf vf_fms(vf a, vf b, vf c) { return fa_fmaf(a, b, -c); }
+static inline vf vf_fms(vf a, vf b, vf c) { return fa_fmaf(a, b, c != c ? c : -c); }
 /* min/max as the x86 instructions compute them (b when either is NaN) */
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }

@@ -127,7 +127,11 @@ FA_SSE2_ALWAYS_INLINE_ vd vd_fma(vd a, vd b, vd c) {
 }
 /* c - a b, rounded once */
 FA_SSE2_ALWAYS_INLINE_ vd vd_fnma(vd a, vd b, vd c) { return vd_fma(_mm_xor_pd(a, _mm_set1_pd(-0.0)), b, c); }
-FA_SSE2_ALWAYS_INLINE_ vd vd_fms(vd a, vd b, vd c) { return vd_fma(a, b, _mm_xor_pd(c, _mm_set1_pd(-0.0))); }
+/* a b - c as x86's vfmsub gives it: -c, except that a NaN c keeps its sign */
+FA_SSE2_ALWAYS_INLINE_ vd vd_fms(vd a, vd b, vd c) {
+    vd nan = _mm_cmpunord_pd(c, c);
+    return vd_fma(a, b, _mm_or_pd(_mm_and_pd(nan, c), _mm_andnot_pd(nan, _mm_xor_pd(c, _mm_set1_pd(-0.0)))));
+}
 
 /* NaN lanes of a and b zeroed where either is NaN: SSE2's ordered compares
  * then raise no flag */
@@ -224,7 +228,10 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_fma(vf a, vf b, vf c) {
     return _mm_movelh_ps(_mm_cvtpd_ps(low), _mm_cvtpd_ps(high));
 }
 FA_SSE2_ALWAYS_INLINE_ vf vf_fnma(vf a, vf b, vf c) { return vf_fma(_mm_xor_ps(a, _mm_set1_ps(-0.0f)), b, c); }
-FA_SSE2_ALWAYS_INLINE_ vf vf_fms(vf a, vf b, vf c) { return vf_fma(a, b, _mm_xor_ps(c, _mm_set1_ps(-0.0f))); }
+FA_SSE2_ALWAYS_INLINE_ vf vf_fms(vf a, vf b, vf c) {
+    vf nan = _mm_cmpunord_ps(c, c);
+    return vf_fma(a, b, _mm_or_ps(_mm_and_ps(nan, c), _mm_andnot_ps(nan, _mm_xor_ps(c, _mm_set1_ps(-0.0f)))));
+}
 static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
