@@ -404,8 +404,8 @@ def test_out_running_behind_an_input_is_never_split_across_threads(ufunc, dtype)
     race: long arrays (the first chunk runs while the next starts), and 4
     threads as well as 2 (more chunk boundaries, each a chance to show)."""
     api = _threshold_api(ufunc)
-    # with the threshold lowered, every length gives dozens of chunks (32 at the scale of 0.25)
-    n, per_thread = (round((1 << 17) * min(SCALE, 1)) + 3, 1024) if api else ((1 << 21) + 3, None)
+    # with the threshold lowered, every length gives dozens of chunks (16 at the scale of 0.25)
+    n, per_thread = (round((1 << 16) * min(SCALE, 1)) + 3, 1024) if api else ((1 << 21) + 3, None)
     rng = np.random.default_rng(11)
     for k, n_threads in ((1, 2), (5, 4)):
         for step in (1, 2):  # NumPy copies reversed views first
