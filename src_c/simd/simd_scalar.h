@@ -35,8 +35,8 @@ static inline vd vd_sub(vd a, vd b) { return a - b; }
 static inline vd vd_mul(vd a, vd b) { return a * b; }
 static inline vd vd_div(vd a, vd b) { return a / b; }
 static inline vd vd_fma(vd a, vd b, vd c) { return fa_fma(a, b, c); }
-/* c - a b, rounded once */
-static inline vd vd_fnma(vd a, vd b, vd c) { return fa_fma(-a, b, c); }
+/* c - a b, rounded once; a NaN a keeps its sign, as x86's vfnmadd gives it */
+static inline vd vd_fnma(vd a, vd b, vd c) { return fa_fma(a != a ? a : -a, b, c); }
 /* a b - c as x86's vfmsub gives it: -c, except that a NaN c keeps its sign */
 static inline vd vd_fms(vd a, vd b, vd c) { return fa_fma(a, b, c != c ? c : -c); }
 /* min/max as the x86 instructions compute them, b when either is NaN, so
@@ -84,8 +84,8 @@ static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
 static inline vf vf_div(vf a, vf b) { return a / b; }
 static inline vf vf_fma(vf a, vf b, vf c) { return fa_fmaf(a, b, c); }
-/* c - a b, rounded once */
-static inline vf vf_fnma(vf a, vf b, vf c) { return fa_fmaf(-a, b, c); }
+/* c - a b, rounded once; a NaN a keeps its sign, as x86's vfnmadd gives it */
+static inline vf vf_fnma(vf a, vf b, vf c) { return fa_fmaf(a != a ? a : -a, b, c); }
 static inline vf vf_fms(vf a, vf b, vf c) { return fa_fmaf(a, b, c != c ? c : -c); }
 /* min/max as the x86 instructions compute them (b when either is NaN) */
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }

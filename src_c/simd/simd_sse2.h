@@ -125,8 +125,13 @@ FA_SSE2_ALWAYS_INLINE_ vd vd_fma(vd a, vd b, vd c) {
     /* (zeros' signs: -0 + -0 is -0, which the sums above lose) */
     return _mm_or_pd(_mm_and_pd(zero_product, _mm_add_pd(p, c)), _mm_andnot_pd(zero_product, fused));
 }
-/* c - a b, rounded once */
-FA_SSE2_ALWAYS_INLINE_ vd vd_fnma(vd a, vd b, vd c) { return vd_fma(_mm_xor_pd(a, _mm_set1_pd(-0.0)), b, c); }
+/* c - a b, rounded once; a NaN a keeps its sign, as x86's vfnmadd gives it
+ * (negated, it would meet b's NaN with the other sign, and which of two NaNs
+ * the emulation's mulpd returns is the compiler's operand order) */
+FA_SSE2_ALWAYS_INLINE_ vd vd_fnma(vd a, vd b, vd c) {
+    vd nan = _mm_cmpunord_pd(a, a);
+    return vd_fma(_mm_or_pd(_mm_and_pd(nan, a), _mm_andnot_pd(nan, _mm_xor_pd(a, _mm_set1_pd(-0.0)))), b, c);
+}
 /* a b - c as x86's vfmsub gives it: -c, except that a NaN c keeps its sign */
 FA_SSE2_ALWAYS_INLINE_ vd vd_fms(vd a, vd b, vd c) {
     vd nan = _mm_cmpunord_pd(c, c);
@@ -227,7 +232,18 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_fma(vf a, vf b, vf c) {
         return fa_sse2_fmaf_by_lane_(a, b, c);
     return _mm_movelh_ps(_mm_cvtpd_ps(low), _mm_cvtpd_ps(high));
 }
-FA_SSE2_ALWAYS_INLINE_ vf vf_fnma(vf a, vf b, vf c) { return vf_fma(_mm_xor_ps(a, _mm_set1_ps(-0.0f)), b, c); }
+/* c - a b as vf_fma computes a b + c, the exact product subtracted rather
+ * than a negated: a NaN a keeps its sign, as vd_fnma */
+FA_SSE2_ALWAYS_INLINE_ vf vf_fnma(vf a, vf b, vf c) {
+    vd low = _mm_sub_pd(_mm_cvtps_pd(c), _mm_mul_pd(_mm_cvtps_pd(a), _mm_cvtps_pd(b)));
+    vd high = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(c, c)),
+                         _mm_mul_pd(_mm_cvtps_pd(_mm_movehl_ps(a, a)), _mm_cvtps_pd(_mm_movehl_ps(b, b))));
+    if (FA_SSE2_RARELY_(fa_sse2_may_round_twice_(low) | fa_sse2_may_round_twice_(high))) {
+        vf nan = _mm_cmpunord_ps(a, a), minus_a = _mm_xor_ps(a, _mm_set1_ps(-0.0f));
+        return fa_sse2_fmaf_by_lane_(_mm_or_ps(_mm_and_ps(nan, a), _mm_andnot_ps(nan, minus_a)), b, c);
+    }
+    return _mm_movelh_ps(_mm_cvtpd_ps(low), _mm_cvtpd_ps(high));
+}
 FA_SSE2_ALWAYS_INLINE_ vf vf_fms(vf a, vf b, vf c) {
     vf nan = _mm_cmpunord_ps(c, c);
     return vf_fma(a, b, _mm_or_ps(_mm_and_ps(nan, c), _mm_andnot_ps(nan, _mm_xor_ps(c, _mm_set1_ps(-0.0f)))));
