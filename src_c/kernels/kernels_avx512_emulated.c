@@ -64,31 +64,38 @@ static inline simde__m512d fa_emu_cvtps_pd_(__m256 a) {
 
 /* Fused multiply-add per 256-bit half: SIMDe fuses only when it detects FMA
  * at compile time (clang's target attributes do not tell it), and an unfused
- * a*b+c would give different bits from the real instruction. */
-static inline simde__m512d fa_emu_fmadd_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
-    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_fmadd_pd(
-        simde_mm512_extractf64x4_pd(a, 0), simde_mm512_extractf64x4_pd(b, 0), simde_mm512_extractf64x4_pd(c, 0)));
-    return simde_mm512_insertf64x4(r, _mm256_fmadd_pd(simde_mm512_extractf64x4_pd(a, 1),
-                                                      simde_mm512_extractf64x4_pd(b, 1),
-                                                      simde_mm512_extractf64x4_pd(c, 1)), 1);
-}
-
-static inline simde__m512 fa_emu_fmadd_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
-    simde__m512d a2 = simde_mm512_castps_pd(a), b2 = simde_mm512_castps_pd(b), c2 = simde_mm512_castps_pd(c);
-    simde__m512d r = simde_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_fmadd_ps(
-        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 0)), _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 0)),
-        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 0)))));
-    r = simde_mm512_insertf64x4(r, _mm256_castps_pd(_mm256_fmadd_ps(
-        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 1)), _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 1)),
-        _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 1)))), 1);
-    return simde_mm512_castpd_ps(r);
-}
-
-static inline simde__m512 fa_emu_fnmadd_ps_(simde__m512 a, simde__m512 b, simde__m512 c) {
-    return fa_emu_fmadd_ps_(simde_mm512_castsi512_ps(simde_mm512_xor_si512(
-                                simde_mm512_castps_si512(a), simde_mm512_set1_epi32((int)0x80000000u))),
-                            b, c);
-}
+ * a*b+c would give different bits from the real instruction. c - a*b the
+ * same way, by the half-width instruction rather than a negated a: a NaN a
+ * keeps its sign, as in the 512-bit instruction. */
+#define FA_EMU_FMA_PD_(name, op256)                                                                            \
+    static inline simde__m512d name(simde__m512d a, simde__m512d b, simde__m512d c) {                      \
+        simde__m512d r = simde_mm512_castpd256_pd512(op256(                                                \
+            simde_mm512_extractf64x4_pd(a, 0), simde_mm512_extractf64x4_pd(b, 0),                         \
+            simde_mm512_extractf64x4_pd(c, 0)));                                                           \
+        return simde_mm512_insertf64x4(r, op256(simde_mm512_extractf64x4_pd(a, 1),                         \
+                                                simde_mm512_extractf64x4_pd(b, 1),                         \
+                                                simde_mm512_extractf64x4_pd(c, 1)), 1);                    \
+    }
+#define FA_EMU_FMA_PS_(name, op256)                                                                            \
+    static inline simde__m512 name(simde__m512 a, simde__m512 b, simde__m512 c) {                          \
+        simde__m512d a2 = simde_mm512_castps_pd(a), b2 = simde_mm512_castps_pd(b),                         \
+                     c2 = simde_mm512_castps_pd(c);                                                        \
+        simde__m512d r = simde_mm512_castpd256_pd512(_mm256_castps_pd(op256(                               \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 0)),                                          \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 0)),                                          \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 0)))));                                       \
+        r = simde_mm512_insertf64x4(r, _mm256_castps_pd(op256(                                             \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(a2, 1)),                                          \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(b2, 1)),                                          \
+            _mm256_castpd_ps(simde_mm512_extractf64x4_pd(c2, 1)))), 1);                                    \
+        return simde_mm512_castpd_ps(r);                                                                   \
+    }
+FA_EMU_FMA_PD_(fa_emu_fmadd_pd_, _mm256_fmadd_pd)
+FA_EMU_FMA_PS_(fa_emu_fmadd_ps_, _mm256_fmadd_ps)
+FA_EMU_FMA_PD_(fa_emu_fnmadd_pd_, _mm256_fnmadd_pd)
+FA_EMU_FMA_PS_(fa_emu_fnmadd_ps_, _mm256_fnmadd_ps)
+#undef FA_EMU_FMA_PD_
+#undef FA_EMU_FMA_PS_
 
 /* vscalef for integer-valued b and a normal result: a times 2^b built from
  * its exponent bits, exact, as the instruction is (SIMDe's portable version
@@ -101,12 +108,6 @@ static inline simde__m512d fa_emu_scalef_pd_(simde__m512d a, simde__m512d b) {
     simde__m512i bits = simde_mm512_castpd_si512(simde_mm512_add_pd(b, simde_mm512_set1_pd(0x1.8p52)));
     bits = simde_mm512_add_epi64(bits, simde_mm512_set1_epi64(1023 - 0x4338000000000000LL));
     return simde_mm512_mul_pd(a, simde_mm512_castsi512_pd(simde_mm512_slli_epi64(bits, 52)));
-}
-
-static inline simde__m512d fa_emu_fnmadd_pd_(simde__m512d a, simde__m512d b, simde__m512d c) {
-    return fa_emu_fmadd_pd_(simde_mm512_castsi512_pd(simde_mm512_xor_si512(
-                                simde_mm512_castpd_si512(a), simde_mm512_set1_epi64((long long)0x8000000000000000ULL))),
-                            b, c);
 }
 
 /* vfmsub: a b - c, where a NaN c keeps its sign (the instruction does not

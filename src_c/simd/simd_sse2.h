@@ -238,11 +238,16 @@ FA_SSE2_ALWAYS_INLINE_ vf vf_fnma(vf a, vf b, vf c) {
     vd low = _mm_sub_pd(_mm_cvtps_pd(c), _mm_mul_pd(_mm_cvtps_pd(a), _mm_cvtps_pd(b)));
     vd high = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(c, c)),
                          _mm_mul_pd(_mm_cvtps_pd(_mm_movehl_ps(a, a)), _mm_cvtps_pd(_mm_movehl_ps(b, b))));
+    vf fast = _mm_movelh_ps(_mm_cvtpd_ps(low), _mm_cvtpd_ps(high));
     if (FA_SSE2_RARELY_(fa_sse2_may_round_twice_(low) | fa_sse2_may_round_twice_(high))) {
         vf nan = _mm_cmpunord_ps(a, a), minus_a = _mm_xor_ps(a, _mm_set1_ps(-0.0f));
-        return fa_sse2_fmaf_by_lane_(_mm_or_ps(_mm_and_ps(nan, a), _mm_andnot_ps(nan, minus_a)), b, c);
+        vf by_lane = fa_sse2_fmaf_by_lane_(_mm_or_ps(_mm_and_ps(nan, a), _mm_andnot_ps(nan, minus_a)), b, c);
+        /* NaN lanes as the vector path gives them (which of two NaNs fa_fmaf
+         * returns is its own choice): the same bits whichever path a vector takes */
+        vf nan_result = _mm_cmpunord_ps(fast, fast);
+        return _mm_or_ps(_mm_and_ps(nan_result, fast), _mm_andnot_ps(nan_result, by_lane));
     }
-    return _mm_movelh_ps(_mm_cvtpd_ps(low), _mm_cvtpd_ps(high));
+    return fast;
 }
 FA_SSE2_ALWAYS_INLINE_ vf vf_fms(vf a, vf b, vf c) {
     vf nan = _mm_cmpunord_ps(c, c);
