@@ -46,7 +46,11 @@ static inline vd vd_div(vd a, vd b) { return vdivq_f64(a, b); }
 /* a b + c and c - a b, rounded once */
 static inline vd vd_fma(vd a, vd b, vd c) { return vfmaq_f64(c, a, b); }
 /* (FMLS negates a NaN a too: c - a b as x86's vfnmadd gives it keeps its sign) */
-static inline vd vd_fnma(vd a, vd b, vd c) { return vfmaq_f64(c, vbslq_f64(vceqq_f64(a, a), vnegq_f64(a), a), b); }
+static inline vd vd_fnma(vd a, vd b, vd c) { /* NaN by integer compare: no flag, whatever the compiler makes of it */
+    uint64x2_t nan = vcgtq_u64(vandq_u64(vreinterpretq_u64_f64(a), vdupq_n_u64(0x7fffffffffffffffULL)),
+                               vdupq_n_u64(0x7ff0000000000000ULL));
+    return vfmaq_f64(c, vbslq_f64(nan, a, vnegq_f64(a)), b);
+}
 /* a b - c as x86's vfmsub gives it: -c, except that a NaN c keeps its sign */
 static inline vd vd_fms(vd a, vd b, vd c) { return vfmaq_f64(vbslq_f64(vceqq_f64(c, c), vnegq_f64(c), c), a, b); }
 /* x86's min and max: b unless a is strictly smaller (larger); b where either is NaN */
@@ -123,7 +127,10 @@ static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
 static inline vf vf_mul(vf a, vf b) { return vmulq_f32(a, b); }
 static inline vf vf_div(vf a, vf b) { return vdivq_f32(a, b); }
 static inline vf vf_fma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
-static inline vf vf_fnma(vf a, vf b, vf c) { return vfmaq_f32(c, vbslq_f32(vceqq_f32(a, a), vnegq_f32(a), a), b); }
+static inline vf vf_fnma(vf a, vf b, vf c) {
+    uint32x4_t nan = vcgtq_u32(vandq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u));
+    return vfmaq_f32(c, vbslq_f32(nan, a, vnegq_f32(a)), b);
+}
 static inline vf vf_fms(vf a, vf b, vf c) { return vfmaq_f32(vbslq_f32(vceqq_f32(c, c), vnegq_f32(c), c), a, b); }
 static inline vf vf_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
 static inline vf vf_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
