@@ -236,6 +236,33 @@ def test_untracked_on_memory_matches_numpy(dtype, precision):
             assert getattr(fat, name)(x[:, :, :0], -1).shape == (4, 3, 0)
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0", reason="the path needs NumPy 2's report of flags")
+def test_one_call_checks_take_only_what_the_slow_checks_take():
+    """tensor_untracked and rows_untracked (every inference check in one C
+    call) serve plain contiguous tensors and decline everything else, which
+    then takes the checked Python path."""
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.randn(3, 40)
+    op = fat._ON_MEMORY["silu"]
+    assert fa._ext.tensor_untracked(op, "fast", x) is not None
+    assert fa._ext.tensor_untracked(op, "accurate", x.double()) is not None
+    assert fa._ext.rows_untracked(0, "fast", -1, x) is not None
+    assert fa._ext.rows_untracked(1, "accurate", 1, x) is not None
+    needs_grad = torch.randn(3, 40, requires_grad=True)
+    declined = [x.t(), x[:, ::2], torch._neg_view(x), x.to(torch.int32), x.as_subclass(Sub), needs_grad]
+    for t in declined:
+        assert fa._ext.tensor_untracked(op, "fast", t) is None
+        assert fa._ext.rows_untracked(0, "fast", -1, t) is None
+    assert fa._ext.tensor_untracked(op, "medium", x) is None and fa._ext.tensor_untracked(op, "fast", x.numpy()) is None
+    for dim in (0, True, 1.0, None):
+        assert fa._ext.rows_untracked(0, "fast", dim, x) is None
+    assert fa._ext.rows_untracked(0, "fast", -1, x.half()) is None  # the rows path: float32 and float64
+    with torch.no_grad():
+        assert fa._ext.tensor_untracked(op, "fast", needs_grad) is not None
+
+
 def test_tracked_calls_keep_the_custom_op():
     x = torch.randn(64, requires_grad=True)
     y = fat.gelu(x)

@@ -190,6 +190,10 @@ def tensor_on_memory(tuple operation, bint accurate, int dtype_code, object x):
     the caller to take the NumPy function."""
     if not 0 <= dtype_code <= 2:
         raise ValueError(f"fastact: dtype code {dtype_code}")
+    return _tensor_on_memory(operation, accurate, dtype_code, x)
+
+
+cdef object _tensor_on_memory(tuple operation, bint accurate, int dtype_code, object x):
     if not _memory_ready():
         return None
     cdef size_t address = x.data_ptr(), itemsize = 2 << dtype_code
@@ -215,3 +219,54 @@ def tensor_on_memory(tuple operation, bint accurate, int dtype_code, object x):
         loop(args, &n, steps, <void *>spec)
     _report_flags(operation[3][t])
     return _from_numpy(result)
+
+
+# fastact.torch's inference checks in one call: bound once by bind_torch
+cdef object _TorchTensor = None, _torch_strided = None
+cdef object _grad_enabled = None, _tracing = None
+cdef dict _torch_dtype_codes = {}
+
+
+def bind_torch(tensor_type, strided, dict dtype_codes, grad_enabled, tracing):
+    """torch's objects that untracked_code asks (fastact.torch binds them at import)."""
+    global _TorchTensor, _torch_strided, _torch_dtype_codes, _grad_enabled, _tracing
+    _TorchTensor, _torch_strided, _torch_dtype_codes = tensor_type, strided, dtype_codes
+    _grad_enabled, _tracing = grad_enabled, tracing
+
+
+cdef inline int _tier(object precision):
+    """0 fast, 1 accurate, -1 neither; the literals' identity first (interned
+    strings, as a call's keyword literal is), then their equality"""
+    if precision is "fast":
+        return 0
+    if precision is "accurate":
+        return 1
+    return 0 if precision == "fast" else 1 if precision == "accurate" else -1
+
+
+cdef int _untracked_code(object x) except -2:
+    """x's dtype code (0 float16, 1 float32, 2 float64) where the kernel may run
+    straight on its memory: a plain, C-contiguous, strided CPU tensor, not a
+    lazily negated view, that no autograd graph or tracer sees; -1 otherwise
+    (fastact.torch then asks again, slowly, and says what is wrong). The
+    caller has asked whether torch.compile traces it: dynamo sees that
+    question in Python, not in here."""
+    if _TorchTensor is None or type(x) is not _TorchTensor:
+        return -1
+    code = _torch_dtype_codes.get(x.dtype)
+    if code is None or not x.is_cpu or x.layout is not _torch_strided:
+        return -1
+    if (x.requires_grad and _grad_enabled()) or _tracing() or x.is_neg() or not x.is_contiguous():
+        return -1
+    return code
+
+
+def tensor_untracked(tuple operation, object precision, object x):
+    """tensor_on_memory after fastact.torch's checks, all in one call; None
+    where they do not all pass."""
+    cdef int tier = _tier(precision)
+    cdef int code = _untracked_code(x) if tier >= 0 else -1
+    if code < 0:
+        return None
+    return _tensor_on_memory(operation, tier, code, x)
+

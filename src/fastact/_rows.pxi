@@ -272,6 +272,10 @@ def rows_on_memory(int op, bint accurate, int dtype_code, object x):
     where that does not apply, for the caller to take the NumPy function)."""
     if dtype_code != 1 and dtype_code != 2:
         raise ValueError(f"fastact: dtype code {dtype_code} for a row function")
+    return _rows_on_memory(op, accurate, dtype_code, x)
+
+
+cdef object _rows_on_memory(int op, bint accurate, int dtype_code, object x):
     if not _memory_ready():
         return None
     cdef size_t address = x.data_ptr(), itemsize = 4 if dtype_code == 1 else 8
@@ -300,3 +304,18 @@ def rows_on_memory(int op, bint accurate, int dtype_code, object x):
         loop(args, rows, steps, <void *>spec)
     _report_flags(_ROW_GUFUNCS['softmax' if op == 0 else 'log_softmax'][0 if accurate else 1])
     return _from_numpy(result)
+
+
+def rows_untracked(int op, object precision, object dim, object x):
+    """rows_on_memory after fastact.torch's checks (dim the last axis, float32
+    or float64, at least one element), all in one call; None where they do
+    not all pass."""
+    cdef int tier = _tier(precision)
+    cdef int code = _untracked_code(x) if tier >= 0 and type(dim) is int else -1
+    if code < 1:
+        return None
+    cdef Py_ssize_t ndim = x.ndim
+    if ndim == 0 or (dim != -1 and dim != ndim - 1):
+        return None
+    return _rows_on_memory(op, tier, code, x)
+

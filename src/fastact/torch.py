@@ -259,6 +259,9 @@ _tracing = getattr(torch._C, "_is_tracing", torch.jit.is_tracing)  # what torch.
 _DTYPE_CODES = {torch.float16: 0, torch.float32: 1, torch.float64: 2}  # run_on_memory's, and the dtypes served
 _ROWS_ON_MEMORY = {"softmax": 0, "log_softmax": 1}  # along the last axis, float32 and float64 (codes 1, 2)
 _TIERS = ("fast", "accurate")
+_ext.bind_torch(_TENSOR, _STRIDED, _DTYPE_CODES, _grad_enabled, _tracing)
+_dynamo_compiling = torch.compiler.is_dynamo_compiling  # True where dynamo traces: it takes the custom op
+_tensor_untracked, _rows_untracked = _ext.tensor_untracked, _ext.rows_untracked  # every check in one C call
 
 
 def _run_untracked(key, x, values, precision):
@@ -316,7 +319,9 @@ def gelu(input, approximate="none", *, precision="fast"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"fastact.torch.gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
     key = "gelu_tanh" if approximate == "tanh" else "gelu"
-    result = _run_untracked(key, input, (), precision)
+    result = None if _dynamo_compiling() else _tensor_untracked(_ON_MEMORY[key], precision, input)
+    if result is None:
+        result = _run_untracked(key, input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("gelu", key, (input,), (), lambda: F.gelu(input, approximate=approximate), precision=precision)
@@ -324,7 +329,9 @@ def gelu(input, approximate="none", *, precision="fast"):
 
 def silu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.silu, computed by fastact."""
-    result = None if inplace else _run_untracked("silu", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["silu"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("silu", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("silu", "silu", (input,), (), lambda: F.silu(input, inplace=inplace), inplace, precision=precision)
@@ -332,7 +339,9 @@ def silu(input, inplace=False, *, precision="fast"):
 
 def quick_gelu(input, *, precision="fast"):
     """input·sigmoid(1.702·input), CLIP's QuickGELU, computed by fastact."""
-    result = _run_untracked("quick_gelu", input, (), precision)
+    result = None if _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["quick_gelu"], precision, input)
+    if result is None:
+        result = _run_untracked("quick_gelu", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("quick_gelu", "quick_gelu", (input,), (), lambda: input * torch.sigmoid(1.702 * input),
@@ -341,7 +350,9 @@ def quick_gelu(input, *, precision="fast"):
 
 def relu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu, computed by fastact."""
-    result = None if inplace else _run_untracked("relu", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["relu"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("relu", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("relu", "relu", (input,), (), lambda: F.relu(input, inplace=inplace), inplace, precision=precision)
@@ -349,7 +360,9 @@ def relu(input, inplace=False, *, precision="fast"):
 
 def sigmoid(input, *, precision="fast"):
     """torch.sigmoid, computed by fastact."""
-    result = _run_untracked("sigmoid", input, (), precision)
+    result = None if _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["sigmoid"], precision, input)
+    if result is None:
+        result = _run_untracked("sigmoid", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("sigmoid", "sigmoid", (input,), (), lambda: torch.sigmoid(input), precision=precision)
@@ -357,7 +370,9 @@ def sigmoid(input, *, precision="fast"):
 
 def tanh(input, *, precision="fast"):
     """torch.tanh, computed by fastact."""
-    result = _run_untracked("tanh", input, (), precision)
+    result = None if _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["tanh"], precision, input)
+    if result is None:
+        result = _run_untracked("tanh", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("tanh", "tanh", (input,), (), lambda: torch.tanh(input), precision=precision)
@@ -375,7 +390,9 @@ def softplus(input, beta=1.0, threshold=20.0, *, precision="fast"):
 
 def logsigmoid(input, *, precision="fast"):
     """torch.nn.functional.logsigmoid, computed by fastact."""
-    result = _run_untracked("logsigmoid", input, (), precision)
+    result = None if _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["logsigmoid"], precision, input)
+    if result is None:
+        result = _run_untracked("logsigmoid", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("logsigmoid", "logsigmoid", (input,), (), lambda: F.logsigmoid(input), precision=precision)
@@ -383,7 +400,9 @@ def logsigmoid(input, *, precision="fast"):
 
 def mish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.mish, computed by fastact."""
-    result = None if inplace else _run_untracked("mish", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["mish"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("mish", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("mish", "mish", (input,), (), lambda: F.mish(input, inplace=inplace), inplace, precision=precision)
@@ -401,7 +420,9 @@ def elu(input, alpha=1.0, inplace=False, *, precision="fast"):
 
 def selu(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.selu, computed by fastact."""
-    result = None if inplace else _run_untracked("selu", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["selu"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("selu", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("selu", "selu", (input,), (), lambda: F.selu(input, inplace=inplace), inplace, precision=precision)
@@ -429,7 +450,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, *, precision="fast"):
 
 def relu6(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.relu6, computed by fastact."""
-    result = None if inplace else _run_untracked("relu6", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["relu6"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("relu6", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("relu6", "relu6", (input,), (), lambda: F.relu6(input, inplace=inplace), inplace, precision=precision)
@@ -447,7 +470,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, precision="fast
 
 def hardsigmoid(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardsigmoid, computed by fastact."""
-    result = None if inplace else _run_untracked("hardsigmoid", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["hardsigmoid"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("hardsigmoid", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("hardsigmoid", "hardsigmoid", (input,), (),
@@ -456,7 +481,9 @@ def hardsigmoid(input, inplace=False, *, precision="fast"):
 
 def hardswish(input, inplace=False, *, precision="fast"):
     """torch.nn.functional.hardswish, computed by fastact."""
-    result = None if inplace else _run_untracked("hardswish", input, (), precision)
+    result = None if inplace or _dynamo_compiling() else _tensor_untracked(_ON_MEMORY["hardswish"], precision, input)
+    if result is None and not inplace:
+        result = _run_untracked("hardswish", input, (), precision)
     if result is not None:  # no autograd: the kernel on the tensor's memory
         return result
     return _run("hardswish", "hardswish", (input,), (),
@@ -473,6 +500,10 @@ def _softmax_dim(name, input, dim):
 
 def softmax(input, dim=None, dtype=None, *, precision="fast"):
     """torch.nn.functional.softmax along dim, computed by fastact."""
+    if dtype is None and not _dynamo_compiling():  # every check in one C call
+        result = _rows_untracked(0, precision, dim, input)
+        if result is not None:
+            return result
     dim = _softmax_dim("softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
@@ -484,6 +515,10 @@ def softmax(input, dim=None, dtype=None, *, precision="fast"):
 
 def log_softmax(input, dim=None, dtype=None, *, precision="fast"):
     """torch.nn.functional.log_softmax along dim, computed by fastact."""
+    if dtype is None and not _dynamo_compiling():  # every check in one C call
+        result = _rows_untracked(1, precision, dim, input)
+        if result is not None:
+            return result
     dim = _softmax_dim("log_softmax", input, dim)
     if dtype is not None:
         input = input.to(dtype)
