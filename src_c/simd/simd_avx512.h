@@ -127,6 +127,14 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[0] = _mm512_add_pd(acc[0], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
     acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
+/* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
+static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
+    vd a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a)), b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(b));
+    vd a1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    vd b1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b), 1)));
+    acc[0] = _mm512_add_pd(acc[0], _mm512_mul_pd(a0, b0));
+    acc[1] = _mm512_add_pd(acc[1], _mm512_mul_pd(a1, b1));
+}
 
 /* v 2^k for integer-valued k, exact where the result is normal: one vscalef,
  * the same bits as the other layers' product by 2^k, without building 2^k
