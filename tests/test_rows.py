@@ -199,6 +199,47 @@ def test_long_row_accuracy(isa, name, tier):
     assert_within(f"{name} float32 2^20 row [{isa}, {tier}]", err, bound)
 
 
+def long_rows_with_uneven_stretches():
+    """Rows of 3·8192 + 77 float32 elements whose stretches (8192 each, the partial sums') have
+    very different maxima, masked or far below the row's max."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(0, 3, (6, 3 * 8192 + 77)).astype(np.float32)
+    x[0, 8192:16384] -= 60          # a stretch far below: its e^(x - max) near the subnormals
+    x[1, :8192] += 40               # the first stretch on top
+    x[1, 16384:] -= 120             # the last far below: its results 0 or subnormal
+    x[2, 8192:16384] = -np.inf      # a masked stretch
+    x[3, 100:16384] -= 200          # most of the row far below the last stretch
+    x[4, :] = rng.uniform(-100, 0, x.shape[1])
+    x[5, 3 * 8192 + 10] = 30        # the max in the short last stretch
+    return x
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_long_rows_with_uneven_stretches(isa, tier):
+    """softmax of long rows whose stretches' maxima differ by up to 200: within the bound of
+    the reference (subnormal results included), the same bits for any thread count and as the
+    scalar kernel set; NaN and +inf in one stretch make the row's special result."""
+    x = long_rows_with_uneven_stretches()
+    got = fa.softmax(x, precision=tier)
+    want = ref_forward(np.where(np.isinf(x), -1e30, x), False)
+    err = ulp_error(got, want, want, np.float32)
+    record(("softmax", "float32 uneven stretches", isa, tier), err)
+    assert_within(f"softmax uneven stretches [{isa}, {tier}]", err, FORWARD_ULP[tier])
+    assert (got[2, 8192:16384] == 0).all() and not np.signbit(got[2, 8192:16384]).any()
+    with forced_isa("scalar"), forced_threads(1):
+        want_bits = fa.softmax(x, precision=tier)
+    with forced_threads(2):
+        assert_same_bits(fa.softmax(x, precision=tier), want_bits, f"uneven stretches [{isa}, {tier}]")
+    special = x[:3].copy()
+    special[0, 9000] = np.nan                    # a NaN in a finite stretch
+    special[1, 8192:16384] = -np.inf
+    special[1, 9000] = np.nan                    # a NaN among a masked stretch's -inf
+    special[2, 20000] = np.inf                   # +inf in the last stretch
+    y = fa.softmax(special, precision=tier)
+    assert np.isnan(y[:2]).all()
+    assert y[2, 20000] == 1 and (np.delete(y[2], 20000) == 0).all()
+
+
 # ---- bit identity: ISAs, threads, axes, strides, out= --------------------------
 
 def all_four(x, g, tier="fast"):
