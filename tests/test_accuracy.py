@@ -3,7 +3,7 @@ every kernel set (the `isa` fixture).
 
 float32: a strided sweep of 2^24 finite bit patterns, judged against the
 float64 references of fastact._reference (far below a float32 ULP from
-exact), on the best kernel set the CPU has; the other sets on every 32nd
+exact), on the best kernel set the CPU has; the other sets on every 64th
 point of it (test_layout and test_fused check that every set gives the
 same bits as the scalar one). float64: the mpmath set in tests/data (tools/make_reference_data.py),
 judged against the exact value. Every precision tier, each held to its own
@@ -32,11 +32,11 @@ DIRECTIONS = ["forward", "backward"]
 # The full float32 sweep on the set calls get by default on this CPU; the
 # others (scalar and sse2 compute FMAs in software where the CPU lacks them,
 # avx512-emulated every register op in two or in lane loops: 2-5x slower)
-# sweep every 32nd point (2^19 of them: the README's test command keeps to
-# 5 minutes on 2 cores). 32 is prime to the sweep's stride (255) and to 97,
+# sweep every 64th point (2^18 of them: the README's test command keeps to
+# 5 minutes on 2 cores). 64 is prime to the sweep's stride (255) and to 97,
 # so the points still cycle through every low-bit offset.
 FULL_SWEEP_ISA = fa.available_isas()[0]
-SUBSWEEP_STEP = 32
+SUBSWEEP_STEP = 64
 EXP_BITS = np.uint64(0x7FF0000000000000)
 
 

@@ -228,7 +228,7 @@ cdef dict _torch_dtype_codes = {}
 
 
 def bind_torch(tensor_type, strided, dict dtype_codes, grad_enabled, tracing):
-    """torch's objects that untracked_code asks (fastact.torch binds them at import)."""
+    """torch's objects that _untracked_code asks about (fastact.torch binds them at import)."""
     global _TorchTensor, _torch_strided, _torch_dtype_codes, _grad_enabled, _tracing
     _TorchTensor, _torch_strided, _torch_dtype_codes = tensor_type, strided, dtype_codes
     _grad_enabled, _tracing = grad_enabled, tracing
