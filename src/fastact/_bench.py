@@ -100,8 +100,7 @@ def time_interleaved(calls, repeat, target):
     once, in an order shuffled each round (seeded: the same orders every run):
     they share the machine's noise, and none always runs right after the same
     neighbour, whose cache state (dirty lines of a 12 MB working set) it would
-    otherwise inherit. A rotation keeps the neighbours: it made one kernel
-    measure 25 % apart under its two names."""
+    otherwise inherit. (A rotation keeps every callable's cyclic neighbour.)"""
     loops = {key: calibrate(fn, target) for key, fn in calls.items()}
     samples = {key: [] for key in calls}
     keys = list(calls)
