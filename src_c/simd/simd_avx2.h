@@ -134,10 +134,11 @@ static inline void vf_add_widened(vd *acc, vf v) {
 }
 /* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
 static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    acc[0] = _mm256_add_pd(acc[0], _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)),
-                                                 _mm256_cvtps_pd(_mm256_castps256_ps128(b))));
-    acc[1] = _mm256_add_pd(acc[1], _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)),
-                                                 _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1))));
+    /* one FMA: the same bits as the add of the exact product */
+    acc[0] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)),
+                             acc[0]);
+    acc[1] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
+                             acc[1]);
 }
 
 /* v 2^k for integer-valued k, exact where the result is normal (AVX-512 has

@@ -132,8 +132,8 @@ static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
     vd a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a)), b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(b));
     vd a1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     vd b1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b), 1)));
-    acc[0] = _mm512_add_pd(acc[0], _mm512_mul_pd(a0, b0));
-    acc[1] = _mm512_add_pd(acc[1], _mm512_mul_pd(a1, b1));
+    acc[0] = _mm512_fmadd_pd(a0, b0, acc[0]); /* the same bits as the add of the exact product */
+    acc[1] = _mm512_fmadd_pd(a1, b1, acc[1]);
 }
 
 /* v 2^k for integer-valued k, exact where the result is normal: one vscalef,

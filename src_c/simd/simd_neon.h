@@ -196,8 +196,9 @@ static inline void vf_add_widened(vd *acc, vf v) {
 }
 /* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
 static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    acc[0] = vaddq_f64(acc[0], vmulq_f64(vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b))));
-    acc[1] = vaddq_f64(acc[1], vmulq_f64(vcvt_high_f64_f32(a), vcvt_high_f64_f32(b)));
+    /* one FMA: the same bits as the add of the exact product */
+    acc[0] = vfmaq_f64(acc[0], vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b)));
+    acc[1] = vfmaq_f64(acc[1], vcvt_high_f64_f32(a), vcvt_high_f64_f32(b));
 }
 
 /* v 2^k for integer-valued k, exact where the result is normal */
