@@ -140,6 +140,11 @@ static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
     acc[1] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
                              acc[1]);
 }
+/* the same for the floats at a and b, each half loaded and widened in one step */
+static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
+    acc[0] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a)), _mm256_cvtps_pd(_mm_loadu_ps(b)), acc[0]);
+    acc[1] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + 4)), _mm256_cvtps_pd(_mm_loadu_ps(b + 4)), acc[1]);
+}
 
 /* v 2^k for integer-valued k, exact where the result is normal (AVX-512 has
  * an instruction for it: vscalef) */

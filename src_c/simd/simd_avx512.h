@@ -135,6 +135,11 @@ static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
     acc[0] = _mm512_fmadd_pd(a0, b0, acc[0]); /* the same bits as the add of the exact product */
     acc[1] = _mm512_fmadd_pd(a1, b1, acc[1]);
 }
+/* the same for the floats at a and b, each half loaded and widened in one step */
+static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
+    acc[0] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a)), _mm512_cvtps_pd(_mm256_loadu_ps(b)), acc[0]);
+    acc[1] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a + 8)), _mm512_cvtps_pd(_mm256_loadu_ps(b + 8)), acc[1]);
+}
 
 /* v 2^k for integer-valued k, exact where the result is normal: one vscalef,
  * the same bits as the other layers' product by 2^k, without building 2^k

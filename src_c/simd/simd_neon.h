@@ -200,6 +200,10 @@ static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
     acc[0] = vfmaq_f64(acc[0], vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b)));
     acc[1] = vfmaq_f64(acc[1], vcvt_high_f64_f32(a), vcvt_high_f64_f32(b));
 }
+/* the same for the floats at a and b */
+static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
+    vf_add_widened_product(acc, vf_load(a), vf_load(b));
+}
 
 /* v 2^k for integer-valued k, exact where the result is normal */
 static inline vd vd_scale_normal(vd v, vd k) { return vd_mul(v, vd_pow2(k)); }

@@ -138,6 +138,7 @@ static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isn
 static inline void vf_add_widened(vd *acc, vf v) { acc[0] += (double)v; }
 /* a b in double (exact), added to acc[0] */
 static inline void vf_add_widened_product(vd *acc, vf a, vf b) { acc[0] += (double)a * (double)b; }
+static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) { acc[0] += (double)*a * (double)*b; }
 
 /* v 2^k for integer-valued k, exact where the result is normal */
 static inline vd vd_scale_normal(vd v, vd k) { return vd_mul(v, vd_pow2(k)); }

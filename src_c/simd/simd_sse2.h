@@ -312,6 +312,10 @@ static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
     acc[0] = _mm_add_pd(acc[0], _mm_mul_pd(_mm_cvtps_pd(a), _mm_cvtps_pd(b)));
     acc[1] = _mm_add_pd(acc[1], _mm_mul_pd(_mm_cvtps_pd(_mm_movehl_ps(a, a)), _mm_cvtps_pd(_mm_movehl_ps(b, b))));
 }
+/* the same for the floats at a and b */
+static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
+    vf_add_widened_product(acc, vf_load(a), vf_load(b));
+}
 
 /* The pass-through backwards (ReLU6, hardtanh, hard-sigmoid) in half the
  * instructions of two quiet compares and their selects: a float's bits, the
