@@ -21,7 +21,7 @@ from setuptools.command.build_ext import build_ext
 # kernel set), half/ (float16 and bfloat16), simd/ (the vector layers),
 # generated/ (tools/gen_manifest.py, tools/fit_coeffs.py); includes are
 # written from src_c/ ("simd/simd_avx2.h")
-C_SOURCES = ["runtime/dispatch.c", "runtime/threads.c", "runtime/loops.c", "runtime/rows.c", "adapters/xla_ffi.c",
+C_SOURCES = ["runtime/dispatch.c", "runtime/threads.c", "runtime/openmp_team.c", "runtime/loops.c", "runtime/rows.c", "adapters/xla_ffi.c",
              "half/convert16.c", "half/piecewise16.c", "half/table16.c",
              "kernels/kernels_scalar.c", "kernels/kernels_avx2.c", "kernels/kernels_avx512.c",
              "kernels/kernels_avx512_emulated.c", "kernels/kernels_neon.c", "kernels/kernels_sse2.c"]

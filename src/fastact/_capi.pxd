@@ -16,6 +16,9 @@ cdef extern from "runtime/fastact.h" nogil:
     int fa_thread_source()
     const char *fa_thread_source_name(int source)
     double fa_wake_ns(int hot)
+    void fa_use_openmp(void *gomp_parallel, void *omp_get_max_threads)
+    int fa_openmp_scope(int on)
+    long fa_openmp_team_calls()
 
 cdef extern from "runtime/fastact_loops.h" nogil:
     void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)

@@ -214,7 +214,9 @@ cdef object _tensor_on_memory(tuple operation, bint accurate, int dtype_code, ob
     feclearexcept(_ALL_FE)
     if n >= _NOGIL_FROM:
         with nogil:
+            fa_openmp_scope(1)  # a PyTorch program's call: PyTorch's threads may take part
             loop(args, &n, steps, <void *>spec)
+            fa_openmp_scope(0)
     elif n > 0:
         loop(args, &n, steps, <void *>spec)
     _report_flags(operation[3][t])

@@ -251,6 +251,25 @@ def wake_ns():
     return fa_wake_ns(0), fa_wake_ns(1)
 
 
+def use_openmp(size_t gomp_parallel, size_t omp_get_max_threads):
+    """Split the calls on tensor memory over the team of the OpenMP runtime
+    with these entry points (fastact.torch passes PyTorch's); zeros: the pool."""
+    if (gomp_parallel == 0) != (omp_get_max_threads == 0):
+        raise ValueError("fastact: use_openmp needs both entry points or neither")
+    fa_use_openmp(<void *>gomp_parallel, <void *>omp_get_max_threads)
+
+
+def openmp_scope(int on):
+    """Whether this thread's calls may split over the OpenMP team (fastact.torch's
+    custom ops set it around their kernels); returns the setting before."""
+    return fa_openmp_scope(on)
+
+
+def openmp_team_calls():
+    """How many calls have split over the OpenMP team so far."""
+    return fa_openmp_team_calls()
+
+
 _DTYPE_INDEX = {"float16": 0, "float32": 1, "float64": 2, "bfloat16": 3}
 
 

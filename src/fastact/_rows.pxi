@@ -299,7 +299,9 @@ cdef object _rows_on_memory(int op, bint accurate, int dtype_code, object x):
     feclearexcept(_ALL_FE)
     if size >= _NOGIL_FROM:
         with nogil:
+            fa_openmp_scope(1)  # a PyTorch program's call: PyTorch's threads may take part
             loop(args, rows, steps, <void *>spec)
+            fa_openmp_scope(0)
     else:
         loop(args, rows, steps, <void *>spec)
     _report_flags(_ROW_GUFUNCS['softmax' if op == 0 else 'log_softmax'][0 if accurate else 1])

@@ -28,6 +28,8 @@ except ImportError as exc:  # pragma: no cover - exercised without torch only
 import fastact as fa
 from fastact import _ext
 
+_openmp_scope = _ext.openmp_scope  # calls inside it may split over PyTorch's OpenMP threads
+
 # bfloat16 tensors become ml_dtypes' bfloat16 arrays; ml_dtypes is imported
 # on the first one, not here (its import takes half as long as torch's)
 _HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
@@ -99,7 +101,11 @@ class _Op:
         def run_forward(*args):
             tensors, values = args[:n], args[n:]
             out = torch.empty(shape(tensors, values), dtype=dtype(tensors))
-            forward([_array(t) for t in tensors], values, _array(out))
+            before = _openmp_scope(1)  # PyTorch's threads may take part
+            try:
+                forward([_array(t) for t in tensors], values, _array(out))
+            finally:
+                _openmp_scope(before)
             return out
 
         def fake_forward(*args):
@@ -108,7 +114,11 @@ class _Op:
         def run_backward(grad, *args):
             tensors, values = args[:len(saved)], args[len(saved):]
             outs = [torch.empty(s, dtype=dtype((grad,) + tensors)) for s in grad_shapes(grad, tensors)]
-            backward(_array(grad), [_array(t) for t in tensors], values, [_array(o) for o in outs])
+            before = _openmp_scope(1)
+            try:
+                backward(_array(grad), [_array(t) for t in tensors], values, [_array(o) for o in outs])
+            finally:
+                _openmp_scope(before)
             return outs[0] if n == 1 else tuple(outs)
 
         def fake_backward(grad, *args):
@@ -260,6 +270,46 @@ _DTYPE_CODES = {torch.float16: 0, torch.float32: 1, torch.float64: 2}  # run_on_
 _ROWS_ON_MEMORY = {"softmax": 0, "log_softmax": 1}  # along the last axis, float32 and float64 (codes 1, 2)
 _TIERS = ("fast", "accurate")
 _ext.bind_torch(_TENSOR, _STRIDED, _DTYPE_CODES, _grad_enabled, _tracing)
+
+
+def _openmp_entry_points():
+    """GOMP_parallel and omp_get_max_threads of the OpenMP runtime PyTorch
+    loaded (GCC's libgomp or LLVM's libomp, which both export the first), as
+    addresses; (0, 0) where there is none to find. Its workers spin after
+    each of PyTorch's operations: calls on tensors split over them instead
+    of waking fastact's own pool on the cores they hold."""
+    import ctypes
+    import os
+    import sys
+
+    if not torch.backends.openmp.is_available():
+        return 0, 0
+    names = ("libgomp", "libomp", "libiomp5")
+    paths = []
+    if sys.platform.startswith("linux"):
+        try:
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    fields = line.split(maxsplit=5)  # address, perms, offset, dev, inode, path
+                    path = fields[5].strip() if len(fields) == 6 else ""
+                    if os.path.basename(path).startswith(names) and path not in paths:
+                        paths.append(path)
+        except OSError:
+            return 0, 0
+    elif sys.platform == "darwin":
+        lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+        paths = [os.path.join(lib, name) for name in sorted(os.listdir(lib)) if name.startswith(names)]
+    if len(paths) != 1:  # none, or two runtimes: which one PyTorch calls is not known here
+        return 0, 0
+    try:
+        runtime = ctypes.CDLL(paths[0], mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
+        parallel, max_threads = runtime.GOMP_parallel, runtime.omp_get_max_threads
+    except (OSError, AttributeError):
+        return 0, 0
+    return ctypes.cast(parallel, ctypes.c_void_p).value, ctypes.cast(max_threads, ctypes.c_void_p).value
+
+
+_ext.use_openmp(*_openmp_entry_points())
 _dynamo_compiling = torch.compiler.is_dynamo_compiling  # True where dynamo traces: it takes the custom op
 _tensor_untracked, _rows_untracked = _ext.tensor_untracked, _ext.rows_untracked  # every check in one C call
 

@@ -108,6 +108,16 @@ enum {
 int fa_thread_source(void);                 /* where fa_num_threads() came from */
 const char *fa_thread_source_name(int source);
 double fa_wake_ns(int hot);                 /* measured wake cost (0 before the pool starts) */
+/* openmp_team.c: calls made in the OpenMP scope (on this thread) split over
+ * the team of the OpenMP runtime whose GOMP_parallel and
+ * omp_get_max_threads fa_use_openmp was given (PyTorch's), where that pays;
+ * fa_team_parallel_for returns 0 where it left the call to the pool */
+void fa_use_openmp(void *gomp_parallel, void *omp_get_max_threads);
+int fa_openmp_scope(int on);                /* returns the scope before */
+int fa_in_openmp_scope(void);
+long fa_openmp_team_calls(void);            /* how many calls split over the team so far */
+int fa_team_parallel_for(ptrdiff_t n, double ns_per_element, int limit, ptrdiff_t grain, fa_range_fn body,
+                         void *ctx);
 double fa_now_ns(void);
 /* elements per thread below which a call of this cost per element stays on
  * one thread, with the workers parked (the conservative case) */

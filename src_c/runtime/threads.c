@@ -406,6 +406,10 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
     if (n <= 0) return;
     int limit = fa_num_threads();
     ptrdiff_t fixed = cost ? cost->min_per_thread : 0;
+    if (fixed <= 0 && cost && cost->ps_per_element && fa_in_openmp_scope()) { /* a PyTorch program's call */
+        unsigned known = atomic_load_explicit(cost->ps_per_element, memory_order_relaxed);
+        if (known > 0 && fa_team_parallel_for(n, known / 1000.0, limit, grain, body, ctx)) return;
+    }
     if (limit <= 1 || n < (fixed > 0 ? 2 * fixed : 2 * FA_PROBE) || atomic_flag_test_and_set(&pool.in_use)) {
         body(ctx, 0, n);
         return;

@@ -10,6 +10,12 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define FA_THREAD_LOCAL __declspec(thread)
+#else
+#define FA_THREAD_LOCAL _Thread_local
+#endif
+
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 #include <immintrin.h>
 #define FA_PAUSE() _mm_pause()
