@@ -371,7 +371,8 @@ def hardswish_backward_scale(x):
     """|g(x)| + |x·g'(x)| for hardswish = x·g(x), g = hardsigmoid: (x + 3)/6 + |x|/6
     inside (-3, 3); 0 and 1 outside."""
     (x,) = _f64(x)
-    return np.where(x <= -3, 0.0, np.where(x >= 3, 1.0, (x + 3 + np.abs(x)) / 6))
+    inside = np.clip(x, -3, 3)  # clipped: the sides selected away cannot overflow
+    return np.where(x <= -3, 0.0, np.where(x >= 3, 1.0, (inside + 3 + np.abs(inside)) / 6))
 
 
 def sigmoid_backward_from_output(grad_output, output):
