@@ -1,5 +1,7 @@
 """Shared fixtures: run kernel tests under every kernel set this CPU can run."""
 import contextlib
+import os
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +22,20 @@ def pytest_report_header(config):
     return [f"fastact {fa.__version__}: CPU ISAs {fa.available_isas()}, default {fa.isa()}, "
             f"tested {TESTABLE_ISAS}, threads {fa.get_num_threads()}",
             f"numpy {np.__version__}"]
+
+
+def child_exit_code(pid, hung, seconds=120):
+    """A forked child's exit code; a child still running after `seconds` is
+    killed and fails the test with the message `hung` (not a timing
+    assertion: it keeps a deadlocked child from hanging the suite)."""
+    deadline = time.monotonic() + seconds
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail(hung)
+        time.sleep(0.02)
+    return os.waitstatus_to_exitcode(done[1])
 
 
 @contextlib.contextmanager
