@@ -298,8 +298,14 @@ def _openmp_entry_points():
             return 0, 0
     elif sys.platform == "darwin":
         lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-        paths = [os.path.join(lib, name) for name in sorted(os.listdir(lib)) if name.startswith(names)]
-    if len(paths) != 1:  # none, or two runtimes: which one PyTorch calls is not known here
+        try:
+            paths = [os.path.join(lib, name) for name in sorted(os.listdir(lib)) if name.startswith(names)]
+        except OSError:
+            return 0, 0
+    if len(paths) > 1:  # another library's runtime too (scikit-learn carries one): PyTorch's own
+        own = os.path.dirname(torch.__file__) + os.sep
+        paths = [path for path in paths if path.startswith(own)]
+    if len(paths) != 1:  # none, or no telling which one PyTorch calls
         return 0, 0
     try:
         runtime = ctypes.CDLL(paths[0], mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
