@@ -123,3 +123,15 @@ def test_autograds_kernels_split_over_torchs_threads_too():
         got = grads()
         assert _ext.openmp_team_calls() >= before + 2, "forward and backward did not both split"
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_the_runtime_is_torchs_own_where_two_are_mapped():
+    pick = fat._openmp_runtime_path
+    torch_dir = "/env/site-packages/torch"
+    own, other = f"{torch_dir}/lib/libgomp.so.1", "/env/site-packages/scikit_learn.libs/libgomp-a34b3233.so.1.0.0"
+    assert pick(["/usr/lib/libc.so.6", own, own, "[heap]"], torch_dir) == own  # mapped several times: one
+    assert pick([other, own], torch_dir) == own
+    assert pick(["/usr/lib/libgomp.so.1"], torch_dir) == "/usr/lib/libgomp.so.1"  # conda's, outside torch
+    assert pick([other, "/usr/lib/libomp.so.5"], torch_dir) is None  # no telling which one torch calls
+    assert pick(["/usr/lib/libc.so.6"], torch_dir) is None
+    assert pick([f"{torch_dir}-extras/libgomp.so.1", other], torch_dir) is None  # a prefix is not the folder

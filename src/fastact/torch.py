@@ -272,6 +272,21 @@ _TIERS = ("fast", "accurate")
 _ext.bind_torch(_TENSOR, _STRIDED, _DTYPE_CODES, _grad_enabled, _tracing)
 
 
+_OPENMP_RUNTIMES = ("libgomp", "libomp", "libiomp5")
+
+
+def _openmp_runtime_path(mapped, torch_dir):
+    """The OpenMP runtime PyTorch calls, among the mapped files' paths (in
+    /proc/self/maps order); None where there is none, or two and neither in
+    torch's own folder (scikit-learn, for one, carries its own libgomp)."""
+    import os
+
+    paths = list(dict.fromkeys(p for p in mapped if os.path.basename(p).startswith(_OPENMP_RUNTIMES)))
+    if len(paths) > 1:
+        paths = [p for p in paths if p.startswith(os.path.join(torch_dir, ""))]
+    return paths[0] if len(paths) == 1 else None
+
+
 def _openmp_entry_points():
     """GOMP_parallel and omp_get_max_threads of the OpenMP runtime PyTorch
     loaded (GCC's libgomp or LLVM's libomp, which both export the first), as
@@ -284,33 +299,26 @@ def _openmp_entry_points():
 
     if not torch.backends.openmp.is_available():
         return 0, 0
-    names = ("libgomp", "libomp", "libiomp5")
-    paths = []
-    if sys.platform.startswith("linux"):
-        try:
-            with open("/proc/self/maps") as maps:
-                for line in maps:
-                    fields = line.split(maxsplit=5)  # address, perms, offset, dev, inode, path
-                    path = fields[5].strip() if len(fields) == 6 else ""
-                    if os.path.basename(path).startswith(names) and path not in paths:
-                        paths.append(path)
-        except OSError:
+    torch_dir = os.path.dirname(torch.__file__)
+    try:
+        if sys.platform.startswith("linux"):
+            with open("/proc/self/maps") as maps:  # address, perms, offset, dev, inode, path
+                mapped = [fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps)
+                          if len(fields) == 6]
+        elif sys.platform == "darwin":
+            lib = os.path.join(torch_dir, "lib")
+            mapped = [os.path.join(lib, name) for name in sorted(os.listdir(lib))]
+        else:
             return 0, 0
-    elif sys.platform == "darwin":
-        lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-        try:
-            paths = [os.path.join(lib, name) for name in sorted(os.listdir(lib)) if name.startswith(names)]
-        except OSError:
-            return 0, 0
-    if len(paths) > 1:  # another library's runtime too (scikit-learn carries one): PyTorch's own
-        own = os.path.dirname(torch.__file__) + os.sep
-        paths = [path for path in paths if path.startswith(own)]
-    if len(paths) != 1:  # none, or no telling which one PyTorch calls
+    except OSError:
+        return 0, 0
+    path = _openmp_runtime_path(mapped, torch_dir)
+    if path is None:
         return 0, 0
     try:
-        runtime = ctypes.CDLL(paths[0], mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
+        runtime = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
         parallel, max_threads = runtime.GOMP_parallel, runtime.omp_get_max_threads
-    except (OSError, AttributeError):
+    except (OSError, AttributeError):  # not loaded after all, or not an OpenMP runtime
         return 0, 0
     return ctypes.cast(parallel, ctypes.c_void_p).value, ctypes.cast(max_threads, ctypes.c_void_p).value
 
