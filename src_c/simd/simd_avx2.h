@@ -132,15 +132,9 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[0] = _mm256_add_pd(acc[0], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
     acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
-/* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
-static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    /* one FMA: the same bits as the add of the exact product */
-    acc[0] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)),
-                             acc[0]);
-    acc[1] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
-                             acc[1]);
-}
-/* the same for the floats at a and b, each half loaded and widened in one step */
+/* a b lane by lane for the floats at a and b, each half loaded and widened
+ * in one step, the products exact in double, added in order to acc[0] and
+ * acc[1] by one FMA (the same bits as the add of the exact product) */
 static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
     acc[0] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a)), _mm256_cvtps_pd(_mm_loadu_ps(b)), acc[0]);
     acc[1] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + 4)), _mm256_cvtps_pd(_mm_loadu_ps(b + 4)), acc[1]);

@@ -127,15 +127,9 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[0] = _mm512_add_pd(acc[0], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
     acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
-/* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
-static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    vd a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a)), b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(b));
-    vd a1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
-    vd b1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b), 1)));
-    acc[0] = _mm512_fmadd_pd(a0, b0, acc[0]); /* the same bits as the add of the exact product */
-    acc[1] = _mm512_fmadd_pd(a1, b1, acc[1]);
-}
-/* the same for the floats at a and b, each half loaded and widened in one step */
+/* a b lane by lane for the floats at a and b, each half loaded and widened
+ * in one step, the products exact in double, added in order to acc[0] and
+ * acc[1] by one FMA (the same bits as the add of the exact product) */
 static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
     acc[0] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a)), _mm512_cvtps_pd(_mm256_loadu_ps(b)), acc[0]);
     acc[1] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a + 8)), _mm512_cvtps_pd(_mm256_loadu_ps(b + 8)), acc[1]);

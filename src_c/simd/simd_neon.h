@@ -194,15 +194,13 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[0] = vaddq_f64(acc[0], vcvt_f64_f32(vget_low_f32(v)));
     acc[1] = vaddq_f64(acc[1], vcvt_high_f64_f32(v));
 }
-/* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
-static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    /* one FMA: the same bits as the add of the exact product */
-    acc[0] = vfmaq_f64(acc[0], vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b)));
-    acc[1] = vfmaq_f64(acc[1], vcvt_high_f64_f32(a), vcvt_high_f64_f32(b));
-}
-/* the same for the floats at a and b */
+/* a b lane by lane for the floats at a and b, the products exact in double,
+ * added in order to acc[0] and acc[1] by one FMA (the same bits as the add
+ * of the exact product) */
 static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
-    vf_add_widened_product(acc, vf_load(a), vf_load(b));
+    vf va = vf_load(a), vb = vf_load(b);
+    acc[0] = vfmaq_f64(acc[0], vcvt_f64_f32(vget_low_f32(va)), vcvt_f64_f32(vget_low_f32(vb)));
+    acc[1] = vfmaq_f64(acc[1], vcvt_high_f64_f32(va), vcvt_high_f64_f32(vb));
 }
 
 /* v 2^k for integer-valued k, exact where the result is normal */

@@ -136,8 +136,7 @@ static inline vf vf_max_skip_nan(vf m, vf v) { return vf_max(m, vf_select(vf_isn
 static inline vd vd_max_skip_nan(vd m, vd v) { return vd_max(m, vd_select(vd_isnan(v), vd_set(-INFINITY), v)); }
 /* v widened to double, added to acc[0] (one float per vector here) */
 static inline void vf_add_widened(vd *acc, vf v) { acc[0] += (double)v; }
-/* a b in double (exact), added to acc[0] */
-static inline void vf_add_widened_product(vd *acc, vf a, vf b) { acc[0] += (double)a * (double)b; }
+/* a[0] b[0] in double (exact), added to acc[0] */
 static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) { acc[0] += (double)*a * (double)*b; }
 
 /* v 2^k for integer-valued k, exact where the result is normal */

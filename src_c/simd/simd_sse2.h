@@ -307,14 +307,12 @@ static inline void vf_add_widened(vd *acc, vf v) {
     acc[0] = _mm_add_pd(acc[0], _mm_cvtps_pd(v));
     acc[1] = _mm_add_pd(acc[1], _mm_cvtps_pd(_mm_movehl_ps(v, v)));
 }
-/* a b lane by lane, the products exact in double, added in order to acc[0] and acc[1] */
-static inline void vf_add_widened_product(vd *acc, vf a, vf b) {
-    acc[0] = _mm_add_pd(acc[0], _mm_mul_pd(_mm_cvtps_pd(a), _mm_cvtps_pd(b)));
-    acc[1] = _mm_add_pd(acc[1], _mm_mul_pd(_mm_cvtps_pd(_mm_movehl_ps(a, a)), _mm_cvtps_pd(_mm_movehl_ps(b, b))));
-}
-/* the same for the floats at a and b */
+/* a b lane by lane for the floats at a and b, the products exact in double,
+ * added in order to acc[0] and acc[1] */
 static inline void vf_add_widened_product_at(vd *acc, const float *a, const float *b) {
-    vf_add_widened_product(acc, vf_load(a), vf_load(b));
+    vf va = vf_load(a), vb = vf_load(b);
+    acc[0] = _mm_add_pd(acc[0], _mm_mul_pd(_mm_cvtps_pd(va), _mm_cvtps_pd(vb)));
+    acc[1] = _mm_add_pd(acc[1], _mm_mul_pd(_mm_cvtps_pd(_mm_movehl_ps(va, va)), _mm_cvtps_pd(_mm_movehl_ps(vb, vb))));
 }
 
 /* The pass-through backwards (ReLU6, hardtanh, hard-sigmoid) in half the
