@@ -183,6 +183,41 @@ static void compute_row(fa_row *r, const fa_cost *split) {
     if (r->part != small) free(r->part);
 }
 
+/* Rows of one stretch, FA_ROW_GROUP at a time, each pass run on every row
+ * of the group before the next: a row's passes are a chain (the max, then
+ * the exponentials and their sum, then the scaling), and a short row spends
+ * much of its time waiting on it; the rows' chains interleave instead. The
+ * same kernels in the same order per row as compute_row (one stretch's
+ * partial result is its own fold), so the same bits. */
+#define FA_ROW_GROUP 4
+#define FA_ROW_GROUP_BYTES (16 << 10) /* a group's rows in L1, its inputs and outputs */
+static void short_rows(const fa_row_kernels *k, const fa_row_spec *spec, fa_row *rows, int count) {
+    int done[FA_ROW_GROUP] = {0};
+    double part[FA_ROW_GROUP][2];
+    int forward = spec->direction == FA_FWD, softmax = spec->op == FA_ROW_SOFTMAX;
+    for (int t = 0; t < count; t++) {
+        fa_row *r = &rows[t];
+        if (forward) r->m = k->max(r->a, r->n);
+        else k->dot(r->a, softmax ? r->b : NULL, r->n, part[t]);
+    }
+    for (int t = 0; t < count; t++) {
+        fa_row *r = &rows[t];
+        if (!forward) continue;
+        if (isinf(r->m)) special_row(r), done[t] = 1;
+        else k->exp_sum(r->a, softmax ? r->out : NULL, r->n, r->m, part[t]);
+    }
+    for (int t = 0; t < count; t++) {
+        fa_row *r = &rows[t];
+        if (done[t]) continue;
+        r->s = forward && !softmax ? log1p((part[t][0] - 1.0) + part[t][1]) : part[t][0] + part[t][1];
+        if (r->s != r->s) nan_row(r);
+        else if (!forward && softmax) k->softmax_bwd(r->a, r->b, r->out, r->n, r->s);
+        else if (!forward) k->log_softmax_bwd(r->a, r->b, r->out, r->n, r->s);
+        else if (softmax) k->scale(r->out, r->out, r->n, r->s);
+        else k->log_shift(r->a, r->out, r->n, r->m, r->s);
+    }
+}
+
 /* ---- the gufunc loop: rows of any layout and dtype ---- */
 
 typedef struct {
@@ -342,6 +377,23 @@ static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     ptrdiff_t row = (begin + job->n - 1) / job->n, last = (end + job->n - 1) / job->n;
     int direct = !FA_IS_16BIT_(job->stored);
     for (int a = 0; a <= job->nin; a++) direct &= job->core[a] == job->size;
+    if (direct && job->n <= FA_ROW_STRETCH) {
+        ptrdiff_t fit = FA_ROW_GROUP_BYTES / (job->n * job->size * (job->nin + 1));
+        ptrdiff_t most = fit < 1 ? 1 : fit > FA_ROW_GROUP ? FA_ROW_GROUP : fit;
+        for (ptrdiff_t count; row < last; row += count) {
+            count = last - row < most ? last - row : most;
+            fa_row group[FA_ROW_GROUP];
+            for (ptrdiff_t t = 0; t < count; t++) {
+                ptrdiff_t at = row + t;
+                group[t] = (fa_row){.k = job->k, .spec = job->spec, .size = job->size, .n = job->n,
+                                    .a = job->args[0] + at * job->outer[0],
+                                    .b = job->nin > 1 ? job->args[1] + at * job->outer[1] : NULL,
+                                    .out = job->args[job->nin] + at * job->outer[job->nin]};
+            }
+            short_rows(job->k, job->spec, group, (int)count);
+        }
+        return;
+    }
     if (direct) {
         for (; row < last; row++) one_row(job, row, NULL);
         return;
