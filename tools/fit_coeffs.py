@@ -430,14 +430,10 @@ def constants():
     ln2f_hi = float(mp.mpf(int(mp.log(2) * 2**15)) / 2**15)
     out += [("FA_LN2F_HI", ln2f_hi, "f"), ("FA_LN2F_LO", to_float32(mp.log(2) - mp.mpf(ln2f_hi)), "f"),
             ("FA_LOG2EF", to_float32(1 / mp.log(2)), "f")]
-    # softmax's float exponential by eighths (exp_eighths_table): ln2/8 to a multiple of 2^-10
-    # (c + n * hi exact for c a multiple of 2^-10 below 2^13 and |n| < 2^11), the rest in two
-    # floats (n * mid reaches 2^-2), and 8 log2(e)
-    ln2f_8_hi = float(mp.nint(mp.log(2) / 8 * 2**10) / 2**10)
-    ln2f_8_mid = to_float32(mp.log(2) / 8 - mp.mpf(ln2f_8_hi))
-    out += [("FA_LN2F_EIGHTH_HI", ln2f_8_hi, "f"), ("FA_LN2F_EIGHTH_MID", ln2f_8_mid, "f"),
-            ("FA_LN2F_EIGHTH_LO", to_float32(mp.log(2) / 8 - mp.mpf(ln2f_8_hi) - mp.mpf(ln2f_8_mid)), "f"),
-            ("FA_LOG2EF_8", to_float32(8 / mp.log(2)), "f")]
+    # float ln 2 to a multiple of 2^-9 (softmax's shifted exponential: c + k * hi exact for
+    # c a multiple of 2^-9 below 2^14 and |k| < 2^8)
+    ln2f_q9_hi = float(mp.nint(mp.log(2) * 2**9) / 2**9)
+    out += [("FA_LN2F_Q9_HI", ln2f_q9_hi, "f"), ("FA_LN2F_Q9_LO", to_float32(mp.log(2) - mp.mpf(ln2f_q9_hi)), "f")]
     # ln 2, sqrt(2) for log1p; 1/6 for the fast tier's hardsigmoid and hardswish (a division
     # by 6 as two products); SELU's constants (PyTorch's), scale * alpha as hi + lo
     for name, value in (("FA_LN2", mp.log(2)), ("FA_SIXTH", mp.mpf(1) / 6)):
@@ -455,40 +451,6 @@ def constants():
     ln2_hi = float(mp.mpf(int(mp.log(2) * 2**32)) / 2**32)
     out += [("FA_LN2_HI", ln2_hi), ("FA_LN2_LO", float(mp.log(2) - mp.mpf(ln2_hi)))]
     return out
-
-
-def exp_eighths_table():
-    """C lines of softmax's float exponential by eighths: exp(x) = 2^k 2^(j/8) exp(r),
-    n = 8k + j = round(8x/ln2), |r| <= ln2/16 (and the slack of n's rounding).
-    2^(j/8) rounded to float T_j, with its bits lowered by j << 20 so that adding
-    n << 20 to them gives the bits of T_j 2^k; D_j = 2^(j/8)/T_j - 1 (under
-    2^-24) goes into the polynomial: exp ~ T_j 2^k (1 + (r Q(r) + D_j)). Both
-    16 long, the 8 repeated (a vpermps reads 4 bits of the index)."""
-    bits = lambda v: struct.unpack("<I", struct.pack("<f", v))[0]  # noqa: E731
-    from_bits = lambda b: struct.unpack("<f", struct.pack("<I", b))[0]  # noqa: E731
-    exact = [mp.mpf(2) ** (mp.mpf(j) / 8) for j in range(8)]
-    rounded = [to_float32(v) for v in exact]
-    lowered = [from_bits(bits(t) - (j << 20)) for j, t in enumerate(rounded)]
-    low = [to_float32(v / mp.mpf(t) - 1) for v, t in zip(exact, rounded)]
-    r_max = mp.log(2) / 16 + mp.mpf(2) ** -14
-    degree = 2
-    # least squares on exp(r) - 1 = r Q(r) itself (the error that reaches exp), not on Q
-    nodes = cheb_nodes(-r_max, r_max, 64)
-    a = mp.matrix([[v ** (i + 1) for i in range(degree + 1)] for v in nodes])
-    c = [to_float32(v) for v in mp.qr_solve(a, mp.matrix([mp.expm1(v) for v in nodes]))[0]]
-    err = max_rel_error(mp.exp, c, -r_max, r_max, wrap=lambda q, r: 1 + r * q)
-    row = lambda values: ", ".join(f"{v.hex()}f" for v in values + values)  # noqa: E731
-    return [
-        "/* softmax's float exponential by eighths: exp(r) = 1 + r Q(r), |r| <= ln2/16 + 2^-14,",
-        f" * Q of degree {degree}; max relative error of the rounded fit {mp.nstr(err, 3)}"
-        f" (2^{mp.nstr(mp.log(err, 2), 4)}). Lowest degree first.",
-        " * T: 2^(j/8) in float, bits lowered by j << 20; D: 2^(j/8)/T_j - 1. Each 8 twice. */",
-        f"#define FA_EXPF_EIGHTHS_DEGREE {degree}",
-        f"static const float FA_EXPF_EIGHTHS[{degree + 1}] = {{{', '.join(f'{v.hex()}f' for v in c)}}};",
-        f"static const float FA_EXP2F_EIGHTHS_LOWERED[16] = {{{row(lowered)}}};",
-        f"static const float FA_EXP2F_EIGHTHS_LOW[16] = {{{row(low)}}};",
-        "",
-    ]
 
 
 def float_tables16(name, mids, rows, place):
@@ -522,7 +484,6 @@ def render():
         lines += [f"    {c.hex()}{suffix}," for c in coeffs]
         lines.append("};")
         lines.append("")
-    lines += exp_eighths_table()
     for suffix, (intervals, first, degree, rounded) in GELU_G.items():
         mids, c0_los, rows, worst = gelu_g_tables(intervals, degree, rounded)
         ctype, literal = ("float", "f") if suffix == "F" else ("double", "")

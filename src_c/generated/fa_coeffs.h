@@ -60,10 +60,8 @@
 #define FA_LN2F_HI 0x1.62e4000000000p-1f /* 0.693145751953125 */
 #define FA_LN2F_LO 0x1.7f7d1c0000000p-20f /* 1.428606765330187e-06 */
 #define FA_LOG2EF 0x1.7154760000000p+0f /* 1.4426950216293335 */
-#define FA_LN2F_EIGHTH_HI 0x1.6400000000000p-4f /* 0.0869140625 */
-#define FA_LN2F_EIGHTH_MID -0x1.1bd0100000000p-12f /* -0.0002706649247556925 */
-#define FA_LN2F_EIGHTH_LO -0x1.7184320000000p-38f /* -5.25114370389379e-12 */
-#define FA_LOG2EF_8 0x1.7154760000000p+3f /* 11.541560173034668 */
+#define FA_LN2F_Q9_HI 0x1.6300000000000p-1f /* 0.693359375 */
+#define FA_LN2F_Q9_LO -0x1.bd01060000000p-13f /* -0.00021219444170128554 */
 #define FA_LN2_DD_HI 0x1.62e42fefa39efp-1 /* 0.6931471805599453 */
 #define FA_LN2_DD_LO 0x1.abc9e3b39803fp-56 /* 2.3190468138462996e-17 */
 #define FA_LN2F_DD_HI 0x1.62e4300000000p-1f /* 0.6931471824645996 */
@@ -161,14 +159,6 @@ static const float FA_LOG_ATANHF[4] = {
     0x1.245c440000000p-2f,
     0x1.ddced80000000p-3f,
 };
-
-/* softmax's float exponential by eighths: exp(r) = 1 + r Q(r), |r| <= ln2/16 + 2^-14,
- * Q of degree 2; max relative error of the rounded fit 2.61e-8 (2^-25.19). Lowest degree first.
- * T: 2^(j/8) in float, bits lowered by j << 20; D: 2^(j/8)/T_j - 1. Each 8 twice. */
-#define FA_EXPF_EIGHTHS_DEGREE 2
-static const float FA_EXPF_EIGHTHS[3] = {0x1.0000000000000p+0f, 0x1.0008900000000p-1f, 0x1.555f9c0000000p-3f};
-static const float FA_EXP2F_EIGHTHS_LOWERED[16] = {0x1.0000000000000p+0f, 0x1.f72b840000000p-1f, 0x1.f06fe00000000p-1f, 0x1.ebfdae0000000p-1f, 0x1.ea09e60000000p-1f, 0x1.eace540000000p-1f, 0x1.ee89fa0000000p-1f, 0x1.f5818e0000000p-1f, 0x1.0000000000000p+0f, 0x1.f72b840000000p-1f, 0x1.f06fe00000000p-1f, 0x1.ebfdae0000000p-1f, 0x1.ea09e60000000p-1f, 0x1.eace540000000p-1f, 0x1.ee89fa0000000p-1f, 0x1.f5818e0000000p-1f};
-static const float FA_EXP2F_EIGHTHS_LOW[16] = {0x0.0p+0f, -0x1.9c0c220000000p-27f, 0x1.1250020000000p-25f, -0x1.0a35500000000p-25f, 0x1.26055c0000000p-26f, 0x1.67a1ca0000000p-28f, -0x1.f9c3040000000p-27f, -0x1.a5217c0000000p-28f, 0x0.0p+0f, -0x1.9c0c220000000p-27f, 0x1.1250020000000p-25f, -0x1.0a35500000000p-25f, 0x1.26055c0000000p-26f, 0x1.67a1ca0000000p-28f, -0x1.f9c3040000000p-27f, -0x1.a5217c0000000p-28f};
 
 /* G(a) = exp(a^2/2) Phi(-a) on [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 15)] (then repeated to fill 8),
  * degree 10 in v = a - mid, float; interval index = max(exponent bits - 125, 0).

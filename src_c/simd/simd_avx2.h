@@ -167,13 +167,4 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_castps_si256(ks), 23)));
 }
 
-/* softmax's exponential by eighths (ks = 0x1.8p23 + n): table16[n mod 8], and
- * v's bits plus n << 20 (2^(n div 8) on a table entry lowered by (n mod 8) << 20) */
-static inline vf vf_lookup8_at_bits(const float *table16, vf ks) {
-    return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table16), _mm256_castps_si256(ks));
-}
-static inline vf vf_scale_eighths(vf v, vf ks) {
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_castps_si256(ks), 20)));
-}
-
 #endif

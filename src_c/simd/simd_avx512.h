@@ -158,13 +158,4 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(_mm512_castps_si512(ks), 23)));
 }
 
-/* softmax's exponential by eighths (ks = 0x1.8p23 + n): table16[n mod 16], and
- * v's bits plus n << 20 (2^(n div 8) on a table entry lowered by (n mod 8) << 20) */
-static inline vf vf_lookup8_at_bits(const float *table16, vf ks) {
-    return _mm512_permutexvar_ps(_mm512_castps_si512(ks), _mm512_loadu_ps(table16));
-}
-static inline vf vf_scale_eighths(vf v, vf ks) {
-    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(_mm512_castps_si512(ks), 20)));
-}
-
 #endif

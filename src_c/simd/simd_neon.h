@@ -233,12 +233,4 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(v), k));
 }
 
-/* softmax's exponential by eighths (ks = 0x1.8p23 + n): table16[n mod 8], and
- * v's bits plus n << 20 (2^(n div 8) on a table entry lowered by (n mod 8) << 20) */
-static inline vf vf_lookup8_at_bits(const float *table16, vf ks) { return vf_lookup8_wrap(table16, vreinterpretq_s32_f32(ks)); }
-static inline vf vf_scale_eighths(vf v, vf ks) {
-    uint32x4_t n = vshlq_n_u32(vreinterpretq_u32_f32(ks), 20);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(v), n));
-}
-
 #endif

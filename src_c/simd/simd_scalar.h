@@ -171,20 +171,4 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return v;
 }
 
-/* softmax's exponential by eighths (ks = 0x1.8p23 + n): table16[n mod 8], and
- * v's bits plus n << 20 (2^(n div 8) on a table entry lowered by (n mod 8) << 20) */
-static inline vf vf_lookup8_at_bits(const float *table16, vf ks) {
-    uint32_t n;
-    memcpy(&n, &ks, sizeof n);
-    return table16[n & 7];
-}
-static inline vf vf_scale_eighths(vf v, vf ks) {
-    uint32_t bits, n;
-    memcpy(&bits, &v, sizeof bits);
-    memcpy(&n, &ks, sizeof n);
-    bits += n << 20;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
 #endif

@@ -372,11 +372,4 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return _mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(v), _mm_slli_epi32(_mm_castps_si128(ks), 23)));
 }
 
-/* softmax's exponential by eighths (ks = 0x1.8p23 + n): table16[n mod 8], and
- * v's bits plus n << 20 (2^(n div 8) on a table entry lowered by (n mod 8) << 20) */
-static inline vf vf_lookup8_at_bits(const float *table16, vf ks) { return vf_lookup8_wrap(table16, _mm_castps_si128(ks)); }
-static inline vf vf_scale_eighths(vf v, vf ks) {
-    return _mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(v), _mm_slli_epi32(_mm_castps_si128(ks), 20)));
-}
-
 #endif
