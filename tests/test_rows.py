@@ -355,6 +355,32 @@ def test_axis_0_equals_the_transposed_computation(dtype):
                      fa.log_softmax_backward(gt, np.ascontiguousarray(ly.T)).T, "log_softmax_backward axis=-2")
 
 
+@pytest.mark.parametrize("tier", TIERS)
+def test_rows_side_by_side_equal_their_transposed_computation(isa, tier):
+    """Along axis 0 of a C-ordered float32 array (rows side by side: the fast tier's column
+    kernels, a vector across rows, groups of rows through a buffer) every result is the
+    contiguous computation's, bit for bit: rows not a multiple of the vector, columns a power of
+    two apart, rows the kernels decline (NaN, an infinite max, a max beyond the shift's range)
+    between others, rows of 2^13 and 2^13 + 1, and results laid out as the input."""
+    rng = np.random.default_rng(17)
+    for shape in [(1024, 37), (256, 128), (64, 200), (8192, 17), (8193, 17), (3, 40)]:
+        rows, cols = shape
+        x = rng.normal(0, 4, shape).astype(np.float32)
+        x[5 % rows, 3] = np.nan
+        x[:, 7] += np.float32(3e4)
+        x[0, 20 % cols] = np.inf
+        x[:, 21 % cols] = -np.inf
+        g = rng.normal(0, 1, shape).astype(np.float32)
+        g[9 % rows, 30 % cols] = np.nan
+        y = fa.softmax(x, axis=0, precision=tier)
+        assert y.flags.c_contiguous, shape
+        xt, gt, yt = (np.ascontiguousarray(a.T) for a in (x, g, y))
+        assert_same_bits(y, fa.softmax(xt, precision=tier).T, f"softmax axis=0 {shape} [{tier}]", any_nan=True)
+        got = fa.softmax_backward(g, y, axis=0, precision=tier)
+        assert_same_bits(got, fa.softmax_backward(gt, yt, precision=tier).T, f"softmax_backward axis=0 {shape} "
+                         f"[{tier}]", any_nan=True)
+
+
 def test_middle_axis_of_3d():
     x = np.random.default_rng(7).normal(0, 3, (5, 33, 7)).astype(np.float32)
     want = np.moveaxis(fa.softmax(np.ascontiguousarray(np.moveaxis(x, 1, -1))), -1, 1)

@@ -132,6 +132,14 @@ cdef object _row_direct(object gufunc, const void *spec, int nin, object a0, obj
     return result
 
 
+cdef bint _same_float_arrays(tuple args):
+    """Every argument an ndarray of one shape and one float dtype (no broadcasting, no casting)."""
+    first = args[0]
+    if type(first) is not _np.ndarray or first.dtype.char not in "efd":
+        return False
+    return all(type(a) is _np.ndarray and a.shape == first.shape and a.dtype == first.dtype for a in args)
+
+
 cdef object _row_call(str function, tuple args, object axis, object precision, object out):
     _bfloat16_if_imported()
     if _any_tensor(args, out):
@@ -151,6 +159,10 @@ cdef object _row_call(str function, tuple args, object axis, object precision, o
         return out
     try:
         axes = [(ax,)] * (len(args) + 1)
+        if out is None and ax not in (-1, _np.ndim(args[0]) - 1) and _same_float_arrays(args):
+            # the result laid out as the input (the gufunc's own would put the axis last in
+            # memory), so that the rows side by side stay so for the kernels and the backward
+            out = _np.empty_like(args[0])
         if out is None:
             return gufunc(*args, axes=axes)
         return gufunc(*args, out=out, axes=axes)

@@ -371,6 +371,53 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
     free(buffer);
 }
 
+/* softmax's float32 rows side by side (neighbouring rows' elements
+ * adjacent, as along axis 0 of a C-ordered array): the kernels' column
+ * form, a vector across rows. Up to FA_ROW_TILE rows at a time are copied
+ * to a dense buffer (element i of each together, the lines of element i + 8
+ * prefetched, as the tiles gather) and the results back: an array's rows a
+ * power of two apart share cache sets, and each pass over a group reads it
+ * again. A group of k->columns rows the kernel declines goes to the tiles
+ * after the copy back. Whole groups only; returns the first row left. */
+static ptrdiff_t columns_of_rows(const fa_rows_job *job, ptrdiff_t row, ptrdiff_t last) {
+    const fa_row_kernels *k = job->k;
+    int side_by_side = k->columns > 0 && job->stored == FA_STORED_F32 && job->spec->op == FA_ROW_SOFTMAX &&
+                       job->n <= FA_ROW_STRETCH && last - row >= k->columns;
+    for (int a = 0; a <= job->nin; a++) side_by_side &= job->outer[a] == job->size;
+    if (!side_by_side) return row;
+    ptrdiff_t n = job->n, most = FA_ROW_TILE / k->columns * k->columns;
+    char *buffer = malloc((size_t)((job->nin + 1) * n * most * job->size));
+    if (!buffer) return row;
+    while (last - row >= k->columns) {
+        ptrdiff_t count = (last - row < most ? last - row : most) / k->columns * k->columns;
+        ptrdiff_t width = count * job->size; /* bytes of element i of the rows */
+        char *p[3], *b[3];
+        for (int a = 0; a <= job->nin; a++) {
+            p[a] = job->args[a] + row * job->outer[a], b[a] = buffer + a * n * width;
+            if (a == job->nin) break;
+            for (ptrdiff_t i = 0; i < n; i++) {
+                if (i + 8 < n)
+                    for (ptrdiff_t at = 0; at < width; at += 64) FA_PREFETCH(p[a] + (i + 8) * job->core[a] + at);
+                memcpy(b[a] + i * width, p[a] + i * job->core[a], (size_t)width);
+            }
+        }
+        int declined[FA_ROW_TILE];
+        for (ptrdiff_t g = 0; g < count; g += k->columns) {
+            ptrdiff_t at = g * job->size;
+            declined[g] = job->spec->direction == FA_FWD
+                              ? k->softmax_columns(b[0] + at, width, b[1] + at, width, n)
+                              : k->softmax_bwd_columns(b[0] + at, width, b[1] + at, width, b[2] + at, width, n);
+        }
+        char *out = p[job->nin], *done = b[job->nin];
+        for (ptrdiff_t i = 0; i < n; i++) memcpy(out + i * job->core[job->nin], done + i * width, (size_t)width);
+        for (ptrdiff_t g = 0; g < count; g += k->columns)
+            if (declined[g]) tile_of_rows(job, row + g, k->columns);
+        row += count;
+    }
+    free(buffer);
+    return row;
+}
+
 /* fa_parallel_for's body over rows * n elements: the rows that begin in [begin, end) */
 static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
     const fa_rows_job *job = ctx;
@@ -398,6 +445,7 @@ static void rows_range(void *ctx, ptrdiff_t begin, ptrdiff_t end) {
         for (; row < last; row++) one_row(job, row, NULL);
         return;
     }
+    row = columns_of_rows(job, row, last);
     for (ptrdiff_t count; row < last; row += count) {
         count = last - row < FA_ROW_TILE ? last - row : FA_ROW_TILE;
         tile_of_rows(job, row, count);
