@@ -357,7 +357,8 @@ def test_axis_0_equals_the_transposed_computation(dtype):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_rows_side_by_side_equal_their_transposed_computation(isa, tier):
-    """Along axis 0 of a C-ordered float32 array (rows side by side: the fast tier's column
+    """softmax and log_softmax, forward and backward, along axis 0 of a C-ordered float32 array
+    (rows side by side: the fast tier's column
     kernels, a vector across rows, groups of rows through a buffer) every result is the
     contiguous computation's, bit for bit: rows not a multiple of the vector, columns a power of
     two apart, rows the kernels decline (NaN, an infinite max, a max beyond the shift's range)
@@ -379,6 +380,14 @@ def test_rows_side_by_side_equal_their_transposed_computation(isa, tier):
         got = fa.softmax_backward(g, y, axis=0, precision=tier)
         assert_same_bits(got, fa.softmax_backward(gt, yt, precision=tier).T, f"softmax_backward axis=0 {shape} "
                          f"[{tier}]", any_nan=True)
+        ly = fa.log_softmax(x, axis=0, precision=tier)
+        assert ly.flags.c_contiguous, shape
+        lyt = np.ascontiguousarray(ly.T)
+        assert_same_bits(ly, fa.log_softmax(xt, precision=tier).T, f"log_softmax axis=0 {shape} [{tier}]",
+                         any_nan=True)
+        got = fa.log_softmax_backward(g, ly, axis=0, precision=tier)
+        assert_same_bits(got, fa.log_softmax_backward(gt, lyt, precision=tier).T,
+                         f"log_softmax_backward axis=0 {shape} [{tier}]", any_nan=True)
 
 
 def test_middle_axis_of_3d():

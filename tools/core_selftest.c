@@ -349,14 +349,16 @@ static uint64_t sweep_hash(void) {
                 for (int j = 0; j < ROWS; j++)
                     xs[i][j] = in32[0][(i * 61 + j * 2503) % finite], gs[i][j] = in32[1][(i + j) % finite];
             int declined = 0;
-            for (int j = 0; j < ROWS; j += row->columns) {
-                declined += row->softmax_columns(&xs[0][j], sizeof xs[0], &ys[0][j], sizeof ys[0], LENGTH);
-                declined += row->softmax_bwd_columns(&gs[0][j], sizeof gs[0], &ys[0][j], sizeof ys[0], &outs[0][j],
+            for (int op = 0; op < 2; op++) {
+                for (int j = 0; j < ROWS; j += row->columns) {
+                    declined += row->fwd_columns[op](&xs[0][j], sizeof xs[0], &ys[0][j], sizeof ys[0], LENGTH);
+                    declined += row->bwd_columns[op](&gs[0][j], sizeof gs[0], &ys[0][j], sizeof ys[0], &outs[0][j],
                                                      sizeof outs[0], LENGTH);
+                }
+                h = fnv(h, ys, sizeof ys);
+                h = fnv(h, outs, sizeof outs);
             }
             h = fnv(h, &declined, sizeof declined);
-            h = fnv(h, ys, sizeof ys);
-            h = fnv(h, outs, sizeof outs);
         }
     }
     return h;

@@ -54,12 +54,13 @@ typedef struct {
     void (*log_shift)(const void *x, void *y, ptrdiff_t n, double m, double log_sum); /* (x_i - m) - log_sum */
     void (*softmax_bwd)(const void *g, const void *y, void *out, ptrdiff_t n, double dot); /* y_i (g_i - dot) */
     void (*log_softmax_bwd)(const void *g, const void *y, void *out, ptrdiff_t n, double sum_g); /* g_i - e^y_i sum_g */
-    /* softmax over `columns` rows side by side (element i of each at p + i step, in bytes; rows of at
-     * most one stretch), the same bits as each row alone; 1: a row needs the general path (0: none) */
+    /* [FA_ROW_SOFTMAX or FA_ROW_LOG_SOFTMAX] over `columns` rows side by side (element i of each at
+     * p + i step, in bytes; rows of at most one stretch), the same bits as each row alone; returns
+     * 1 where a row needs the general path (columns 0: none) */
     int columns;
-    int (*softmax_columns)(const void *x, ptrdiff_t x_step, void *y, ptrdiff_t y_step, ptrdiff_t n);
-    int (*softmax_bwd_columns)(const void *g, ptrdiff_t g_step, const void *y, ptrdiff_t y_step, void *out,
-                               ptrdiff_t out_step, ptrdiff_t n);
+    int (*fwd_columns[2])(const void *x, ptrdiff_t x_step, void *y, ptrdiff_t y_step, ptrdiff_t n);
+    int (*bwd_columns[2])(const void *g, ptrdiff_t g_step, const void *y, ptrdiff_t y_step, void *out,
+                          ptrdiff_t out_step, ptrdiff_t n);
 } fa_row_kernels;
 
 typedef struct {

@@ -371,7 +371,7 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
     free(buffer);
 }
 
-/* softmax's float32 rows side by side (neighbouring rows' elements
+/* float32 rows side by side (neighbouring rows' elements
  * adjacent, as along axis 0 of a C-ordered array): the kernels' column
  * form, a vector across rows. Up to FA_ROW_TILE rows at a time are copied
  * to a dense buffer (element i of each together, the lines of element i + 8
@@ -381,8 +381,8 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
  * after the copy back. Whole groups only; returns the first row left. */
 static ptrdiff_t columns_of_rows(const fa_rows_job *job, ptrdiff_t row, ptrdiff_t last) {
     const fa_row_kernels *k = job->k;
-    int side_by_side = k->columns > 0 && job->stored == FA_STORED_F32 && job->spec->op == FA_ROW_SOFTMAX &&
-                       job->n <= FA_ROW_STRETCH && last - row >= k->columns;
+    int side_by_side = k->columns > 0 && job->stored == FA_STORED_F32 && job->n <= FA_ROW_STRETCH &&
+                       last - row >= k->columns;
     for (int a = 0; a <= job->nin; a++) side_by_side &= job->outer[a] == job->size;
     if (!side_by_side) return row;
     ptrdiff_t n = job->n, most = FA_ROW_TILE / k->columns * k->columns;
@@ -404,9 +404,10 @@ static ptrdiff_t columns_of_rows(const fa_rows_job *job, ptrdiff_t row, ptrdiff_
         int declined[FA_ROW_TILE];
         for (ptrdiff_t g = 0; g < count; g += k->columns) {
             ptrdiff_t at = g * job->size;
+            int op = job->spec->op;
             declined[g] = job->spec->direction == FA_FWD
-                              ? k->softmax_columns(b[0] + at, width, b[1] + at, width, n)
-                              : k->softmax_bwd_columns(b[0] + at, width, b[1] + at, width, b[2] + at, width, n);
+                              ? k->fwd_columns[op](b[0] + at, width, b[1] + at, width, n)
+                              : k->bwd_columns[op](b[0] + at, width, b[1] + at, width, b[2] + at, width, n);
         }
         char *out = p[job->nin], *done = b[job->nin];
         for (ptrdiff_t i = 0; i < n; i++) memcpy(out + i * job->core[job->nin], done + i * width, (size_t)width);
