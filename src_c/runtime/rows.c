@@ -371,10 +371,10 @@ static void tile_of_rows(const fa_rows_job *job, ptrdiff_t row0, ptrdiff_t count
     free(buffer);
 }
 
-/* float32 rows side by side (neighbouring rows' elements
- * adjacent, as along axis 0 of a C-ordered array): the kernels' column
- * form, a vector across rows. Up to FA_ROW_TILE rows at a time are copied
- * to a dense buffer (element i of each together, the lines of element i + 8
+/* float32 rows side by side (neighbouring rows' elements adjacent, as
+ * along axis 0 of a C-ordered array): the kernels' column form, a vector
+ * across rows. Up to FA_ROW_TILE rows at a time are copied to a dense
+ * buffer (element i of each together, the lines of element i + 8
  * prefetched, as the tiles gather) and the results back: an array's rows a
  * power of two apart share cache sets, and each pass over a group reads it
  * again. A group of k->columns rows the kernel declines goes to the tiles
