@@ -18,6 +18,8 @@ import statistics
 import subprocess
 import sys
 
+from ab_paths import same_length_paths
+
 CHILD = r'''
 import json, os, sys, time
 import numpy as np
@@ -69,10 +71,11 @@ def main():
     spec = json.dumps({"shapes": [[int(v) for v in s.split("x")] for s in args.shapes.split(",")],
                        "functions": args.functions.split(","), "threads": args.threads,
                        "repeat": args.repeat, "axis": args.axis})
+    paths = dict(zip(("before", "after"), same_length_paths(args.before, args.after)))
     runs = {"before": [], "after": []}
     for r in range(args.rounds):
         for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
-            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(getattr(args, side)), spec],
+            done = subprocess.run([sys.executable, "-c", CHILD, paths[side], spec],
                                   capture_output=True, text=True)
             if done.returncode:
                 sys.exit(done.stderr)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import numpy as np
+from ab_paths import same_length_paths
 
 CHILD = r"""
 import json, sys, time
@@ -82,10 +83,11 @@ def main():
     spec = {"functions": args.functions.split(","), "directions": args.directions.split(","),
             "dtypes": args.dtypes.split(","), "sizes": [int(float(s)) for s in args.sizes.split(",")],
             "repeat": args.repeat, "threads": args.threads}
+    paths = dict(zip(("before", "after"), same_length_paths(args.before, args.after)))
     runs = {"before": [], "after": []}
     for _ in range(args.rounds):
         for label in ("before", "after"):
-            source = os.path.abspath(getattr(args, label))
+            source = paths[label]
             env = dict(os.environ, PYTHONPATH=source)
             done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(dict(spec, source=source + os.sep))],
                                   env=env, capture_output=True, text=True, cwd="/")
