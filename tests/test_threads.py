@@ -4,6 +4,7 @@ cost model's bookkeeping, the spin-then-park wake path under back-to-back and
 idle calls, exit, and the benchmark's refusal to oversubscribe. No timing
 assertions: speed is measured by benchmarks (docs/DEVELOPING.md), not here."""
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -64,6 +65,15 @@ def test_info_says_where_the_thread_count_came_from():
                  {"OMP_NUM_THREADS": "1"})
     line = next(l for l in out.splitlines() if l.startswith("threads for large arrays"))
     assert "1, from OMP_NUM_THREADS" in line and "CPUs usable" in line
+    assert "waking a worker" not in out  # one thread: no pool to measure
+
+
+def test_info_states_the_wake_cost_it_measures():
+    out = python("import runpy, sys; sys.argv = ['fastact']; runpy.run_module('fastact', run_name='__main__')",
+                 {"FASTACT_NUM_THREADS": "2"})
+    line = next(l for l in out.splitlines() if l.startswith("waking a worker"))
+    parked, spinning = (float(v) for v in re.findall(r"([0-9.]+) µs", line))
+    assert 0 < spinning and 0 < parked < 1e5
 
 
 # ---- threadpoolctl ----------------------------------------------------------------------

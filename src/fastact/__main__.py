@@ -31,6 +31,18 @@ def value_table():
     return "\n".join(lines)
 
 
+def wake_cost():
+    """The pool's wake costs after a few large calls start it, in words."""
+    x = np.zeros(1 << 22, np.float32)
+    for _ in range(3):
+        fa.relu(x, out=x)
+    parked, spinning = fa._ext.wake_ns()
+    if not parked:
+        return "no split made (the pool has not started)"
+    return (f"{parked / 1000:.1f} µs from a park, {spinning / 1000:.2f} µs spinning (a call splits where its work"
+            " is worth 1.5 wake-ups per extra thread; both costs follow what later calls see)")
+
+
 def info():
     print(f"fastact {fa.__version__} (numpy {np.__version__})")
     print(f"ISAs this CPU supports (best first): {', '.join(fa.available_isas())}")
@@ -39,6 +51,8 @@ def info():
           f"{fa._ext.cpus_available()} CPUs usable")
     print("   (order: fastact.set_num_threads / threadpoolctl, FASTACT_NUM_THREADS, OMP_NUM_THREADS, CPUs;"
           " a call uses fewer threads when its work would not pay for waking them)")
+    if fa.get_num_threads() > 1:
+        print(f"waking a worker, measured now: {wake_cost()}")
     print()
     print("The seed article's table, computed by fastact (float64; ' is the derivative):")
     print(value_table())

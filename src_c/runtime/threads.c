@@ -15,7 +15,8 @@
  *    word: the seq_cst store/load pairs on both sides mean that either the
  *    caller sees the sleeper or the sleeper sees the new word; no lost wakeup).
  *    Parked workers cost nothing. With more threads than CPUs (an explicit
- *    request), spinners also yield the CPU every 64 pauses. 100 us covers the gap between calls of a
+ *    request), or on the caller's own CPU (shares_callers_cpu), spinners also
+ *    yield the CPU every 64 pauses. 100 us covers the gap between calls of a
  *    Python loop (a few microseconds) and bounds what a worker burns once the
  *    caller moves on; OpenMP (GOMP_SPINCOUNT, KMP_BLOCKTIME) and oneTBB make
  *    the same trade with longer budgets, which hurt more on a shared 2-core VM.
@@ -29,13 +30,17 @@
  *    more than its wake-up even when it does not pay.
  *  - Completion. Participants atomically OR the exception flags they raised
  *    into `raised` and decrement `pending` per block; the caller, after its
- *    last block, spins on `pending` for up to FA_CALLER_SPIN_NS, then parks
- *    the same way (a worker descheduled mid-block must not cost a spinning core).
+ *    last block, spins on `pending` for up to FA_CALLER_SPIN_NS, yielding
+ *    every 64 pauses (a worker may share its CPU), then parks the same way
+ *    (a worker descheduled mid-block must not cost a spinning core).
  *  - Cost. Waking costs something: wake_ns[hot] (workers spinning) and
  *    wake_ns[cold] (workers parked) are measured with empty jobs when the pool
- *    starts. loops.c keeps a measured cost per element per (op, direction,
- *    tier, dtype, layout, ISA); a call wakes one worker per FA_WORTH wake
- *    costs (of the pool's present state) in its work.
+ *    starts, then follow what the jobs see (learn_wake). loops.c keeps a
+ *    measured cost per element per (op, direction, tier, dtype, layout, ISA);
+ *    a call wakes one worker per FA_WORTH wake costs (of the pool's present
+ *    state) in its work. Calls in a loop, each worth a split of spinning
+ *    workers but not of parked ones, wake them anyway (late for the first,
+ *    in time for the rest).
  *    Memory-bound ops measured in cache look cheap, so they split later: the
  *    conservative direction. See fa_parallel_for.
  *  - One caller at a time. A call made while another thread uses the pool runs
@@ -95,8 +100,11 @@ const char *fa_thread_source_name(int source) {
 #define FA_BLOCKS_PER_CHUNK 4
 #define FA_PROBE 4096              /* elements timed to learn an unknown cost */
 #define FA_WAKE_GUESS_NS 20000.0   /* the wake cost until the pool has measured it */
+#define FA_SPECULATE_NS 8000.0     /* the least work that wakes parked workers for the next call */
 
 double fa_now_ns(void) { return fa_os_now_ns(); }
+
+static _Atomic double last_call_end; /* when the last call the cost model decided ended */
 
 int fa_cpus_available(void) { return fa_os_cpus(); }
 
@@ -160,6 +168,9 @@ static struct {
     void *ctx;
     fa_fpenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
     _Atomic double wake_ns[2];     /* measured round trip of an empty job: [0] parked, [1] spinning */
+    atomic_int caller_cpu;         /* the CPU of the last job's caller, or -1 */
+    _Atomic int64_t first_claim;   /* when a worker first claimed a block of this job (ns), or 0 */
+    atomic_int caller_claiming;    /* the caller is claiming blocks (not yet waiting for the rest) */
 } pool = {.lock = FA_LOCK_INIT, .wake = FA_COND_INIT, .done = FA_COND_INIT, .in_use = ATOMIC_FLAG_INIT};
 
 static uint64_t start_generation[FA_MAX_THREADS]; /* what worker i has seen when it starts */
@@ -170,6 +181,17 @@ static ptrdiff_t chunk_start(ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grain, in
     ptrdiff_t n = end - begin, blocks = (n + grain - 1) / grain;
     ptrdiff_t start = (ptrdiff_t)((double)blocks * i / chunks) * grain;
     return begin + (start < n ? start : n);
+}
+
+/* A worker woken from its park can land on its caller's CPU while another
+ * idles (Linux puts a wakee near its waker), until the balancer moves it,
+ * milliseconds later: spinning there, it and the caller take turns of the
+ * scheduler's slice (~110 us on a 2-vCPU VM, a 31 us call then took 150).
+ * So a worker on the caller's CPU yields as it waits, and the caller
+ * yields as it waits for the workers' blocks. */
+static int shares_callers_cpu(void) {
+    int caller = atomic_load_explicit(&pool.caller_cpu, memory_order_relaxed);
+    return caller >= 0 && fa_current_cpu() == caller;
 }
 
 /* Spin, then park, until the generation differs from `seen`. The caller of
@@ -186,7 +208,7 @@ static uint64_t wait_for_work(uint64_t seen) {
         FA_PAUSE();
         if (i % 64 == 0) {
             if (fa_now_ns() > deadline) break;
-            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) fa_yield();
+            if (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed) || shares_callers_cpu()) fa_yield();
         }
     }
     fa_lock(&pool.lock);
@@ -206,6 +228,13 @@ static int claim_block(uint64_t generation) {
     while ((c >> 32) == count && (c & 0xffffffffu) < blocks)
         if (atomic_compare_exchange_weak(&pool.claim, &c, c + 1)) return (int)(c & 0xffffffffu);
     return -1;
+}
+
+/* whether the job `generation` names has a block left to claim */
+static int blocks_left(uint64_t generation) {
+    uint64_t count = generation >> 32, blocks = (generation >> FA_CHUNK_BITS) & FA_CHUNK_MASK;
+    uint64_t c = atomic_load(&pool.claim);
+    return (c >> 32) == count && (c & 0xffffffffu) < blocks;
 }
 
 /* Block b's elements, run; returns how many */
@@ -230,10 +259,17 @@ static void worker_main(int index) {
     for (;;) {
         seen = wait_for_work(seen);
         int chunks = (int)(seen & FA_CHUNK_MASK), b;
+        /* on the caller's CPU a block would wait for the caller: none while
+         * it claims blocks itself, or until the scheduler moves this thread,
+         * which yielding lets it do */
+        while (index + 1 < chunks && atomic_load(&pool.caller_claiming) && shares_callers_cpu() && blocks_left(seen))
+            fa_yield();
         if (index + 1 >= chunks || (b = claim_block(seen)) < 0) { /* not in this job, or too late for it */
             atomic_fetch_add(&pool.spinning, 1);
             continue;
         }
+        int64_t none = 0;
+        atomic_compare_exchange_strong(&pool.first_claim, &none, (int64_t)fa_now_ns());
         fa_fpenv_t own_env;
         fa_fpenv_get(&own_env);
         fa_fpenv_enter(&pool.caller_env); /* the job cannot end before this block: its fields stand */
@@ -267,6 +303,19 @@ static void reset_after_fork(void) {
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
 #endif
 
+/* The wake costs follow what the jobs see (publish to a worker's first
+ * claim): down at once, up by a sixteenth of the difference. The first
+ * measure (measure_wake) can catch a passing state: another library's
+ * threads spinning on the other CPU, or a new worker still on the caller's
+ * (both seen on a 2-vCPU VM: 110 us, then 0.2-16 us for the life of the
+ * process), and a cost kept too high stops the very splits that would
+ * correct it only where no call is large enough to split anyway. */
+static void learn_wake(int parked, double seen) {
+    double old = pool.wake_ns[parked ? 0 : 1];
+    if (seen <= 0 || pool.workers == 0) return;
+    pool.wake_ns[parked ? 0 : 1] = seen < old ? seen : old + (seen - old) / 16;
+}
+
 /* Publish a job of `chunks` participants over [begin, end), claim and run
  * blocks here (at most `own_blocks`), wait for the rest and raise the
  * workers' flags here. Returns the time of the caller's blocks, their
@@ -282,13 +331,18 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     pool.body = body;
     pool.ctx = ctx;
     fa_fpenv_get(&pool.caller_env);
+    atomic_store_explicit(&pool.caller_cpu, fa_current_cpu(), memory_order_relaxed);
     atomic_store(&pool.raised, 0);
     atomic_store(&pool.pending, blocks);
     uint64_t count = (atomic_load(&pool.generation) >> 32) + 1;
     uint64_t next = count << 32 | (uint64_t)blocks << FA_CHUNK_BITS | (uint64_t)chunks;
     atomic_store(&pool.claim, count << 32);
+    atomic_store(&pool.first_claim, 0);
+    atomic_store(&pool.caller_claiming, 1);
+    int parked = atomic_load(&pool.sleepers) > 0;
+    double published = fa_now_ns();
     atomic_store(&pool.generation, next);
-    if (atomic_load(&pool.sleepers) > 0) {
+    if (parked) {
         fa_lock(&pool.lock);
         fa_cond_broadcast(&pool.wake);
         fa_unlock(&pool.lock);
@@ -300,13 +354,14 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
         done += run_block(next, b);
         atomic_fetch_sub(&pool.pending, 1);
     }
+    atomic_store(&pool.caller_claiming, 0);
     double took = fa_now_ns() - started;
     if (own) *own = done;
 
     double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
     for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
         FA_PAUSE();
-        if (i % 64 == 0 && atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed)) fa_yield();
+        if (i % 64 == 0) fa_yield(); /* a worker may share this CPU (shares_callers_cpu) */
         if (i % 64 == 0 && fa_now_ns() > deadline) {
             fa_lock(&pool.lock);
             atomic_store(&pool.caller_parked, 1);
@@ -316,6 +371,10 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
             break;
         }
     }
+    int64_t first = atomic_load(&pool.first_claim);
+    /* none came: from a park, the wake took longer than the job; from a
+     * spin, the caller was quick, which says nothing of the wake */
+    if (first || parked) learn_wake(parked, (first ? (double)first : fa_now_ns()) - published);
     int raised = atomic_load(&pool.raised);
     if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
     return took;
@@ -342,6 +401,7 @@ static void measure_wake(void) {
         run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, 1, NULL);
         hot[i] = fa_now_ns() - t;
     }
+    qsort(hot, 15, sizeof hot[0], compare_doubles);
     for (int i = 0; i < 5; i++) {
         double give_up = fa_now_ns() + 20e6;
         while (atomic_load(&pool.sleepers) < pool.workers && fa_now_ns() < give_up) fa_nap();
@@ -349,7 +409,6 @@ static void measure_wake(void) {
         run_job(chunks, 0, chunks * 64, 64, empty_body, NULL, 1, NULL);
         cold[i] = fa_now_ns() - t;
     }
-    qsort(hot, 15, sizeof hot[0], compare_doubles);
     qsort(cold, 5, sizeof cold[0], compare_doubles);
     /* the spinning pool's: the least seen (a descheduled worker, on a shared
      * VM, only ever adds time, and one slow measure would keep every later
@@ -436,6 +495,15 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
         double wake = pool.workers > 0 ? pool.wake_ns[warm ? 1 : 0] : FA_WAKE_GUESS_NS;
         double work = (double)rest * ps / 1000.0, worth = work / (FA_WORTH * (wake > 0 ? wake : 1.0));
         if (worth < chunks - 1) chunks = 1 + (int)worth;
+        /* Parked workers, a call worth a split of spinning ones, and the last
+         * such call ended within a worker's spin: calls in a loop. Wake them
+         * now, late for this call (its blocks are claimed: the caller does
+         * what they miss), so that they spin for the next. An isolated call
+         * keeps its one thread. */
+        double now = fa_now_ns();
+        if (chunks < 2 && !warm && pool.workers > 0 && work >= FA_SPECULATE_NS &&
+            work >= FA_WORTH * pool.wake_ns[1] && now - atomic_load(&last_call_end) < FA_SPIN_NS)
+            chunks = 2;
     }
     if (chunks > 1 && pool.workers < chunks - 1) grow_pool(chunks - 1);
     if (chunks > pool.workers + 1) chunks = pool.workers + 1;
@@ -443,11 +511,12 @@ void fa_parallel_for(ptrdiff_t n, const fa_cost *cost, ptrdiff_t grain, fa_range
         atomic_flag_clear(&pool.in_use);
         double t = fa_now_ns();
         body(ctx, begin, n);
-        if (fixed <= 0) record_cost(cost, fa_now_ns() - t, n - begin);
+        double end = fa_now_ns();
+        if (fixed <= 0) record_cost(cost, end - t, n - begin), atomic_store(&last_call_end, end);
         return;
     }
     ptrdiff_t own = 0;
     double took = run_job(chunks, begin, n, grain, body, ctx, INT32_MAX, &own);
     atomic_flag_clear(&pool.in_use);
-    if (fixed <= 0) record_cost(cost, took, own);
+    if (fixed <= 0) record_cost(cost, took, own), atomic_store(&last_call_end, fa_now_ns());
 }

@@ -80,6 +80,7 @@ static inline void fa_cond_wait(fa_cond_t *c, fa_lock_t *m) { SleepConditionVari
 static inline void fa_cond_signal(fa_cond_t *c) { WakeConditionVariable(c); }
 static inline void fa_cond_broadcast(fa_cond_t *c) { WakeAllConditionVariable(c); }
 static inline void fa_yield(void) { SwitchToThread(); }
+static inline int fa_current_cpu(void) { return (int)GetCurrentProcessorNumber(); }
 static inline void fa_nap(void) { Sleep(0); }
 
 static inline DWORD WINAPI fa_thread_trampoline_(LPVOID arg) {
@@ -142,6 +143,14 @@ static inline void fa_cond_wait(fa_cond_t *c, fa_lock_t *m) { pthread_cond_wait(
 static inline void fa_cond_signal(fa_cond_t *c) { pthread_cond_signal(c); }
 static inline void fa_cond_broadcast(fa_cond_t *c) { pthread_cond_broadcast(c); }
 static inline void fa_yield(void) { sched_yield(); }
+/* the CPU this thread runs on now, or -1 where the system does not say */
+static inline int fa_current_cpu(void) {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
 static inline void fa_nap(void) {
     struct timespec pause = {0, 50000};
     nanosleep(&pause, NULL);
