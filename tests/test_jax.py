@@ -107,21 +107,24 @@ def test_the_custom_call_is_what_jit_compiles():
 
 
 @pytest.mark.parametrize("name", ["sigmoid", "tanh"])
-def test_derivative_from_the_output_writes_over_it(name):
-    """sigmoid's and tanh's backward writes over the forward's output, the
-    buffer XLA allocated for it (no second one); where the loss also reads
-    that output (value_and_grad), XLA keeps it intact and the value and the
-    gradient are still fastact's bits."""
+def test_derivative_from_the_output_takes_x_in_one_call(name):
+    """sigmoid's and tanh's gradient is the derivative from the output with the forward
+    recomputed from x in the same custom call, a stretch of 2^16 elements at a time: a
+    gradient alone compiles to that one call (the forward's own is dropped), with the two
+    kernels' bits, also where the loss's value is used (value_and_grad) and past a stretch."""
     assert faj.uses_xla_ffi
-    x, weights = _inputs("float32", 1, 300)[0], _inputs("float32", 1, 300)[0][::-1].copy()
+    n = (1 << 17) + 300
+    x, weights = _inputs("float32", 1, n)[0], _inputs("float32", 1, n)[0][::-1].copy()
     weights[-8:] = 1  # the weights' own infinities (the reversed specials) made finite
     function = getattr(faj, name)
     loss = lambda t, w: (function(t) * w).sum()  # noqa: E731
     compiled = jax.jit(jax.grad(loss)).lower(x, weights).compile().as_text()
-    assert "output_to_operand_aliasing" in compiled
-    value, grad = jax.jit(jax.value_and_grad(loss))(x, weights)
+    assert compiled.count('custom_call_target="fastact_elementwise"') == 1
     y = getattr(fa, name)(x)
-    np.testing.assert_array_equal(np.asarray(grad), getattr(fa, f"{name}_backward_from_output")(weights, y))
+    expected = getattr(fa, f"{name}_backward_from_output")(weights, y)
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.grad(loss))(x, weights)), expected)
+    value, grad = jax.jit(jax.value_and_grad(loss))(x, weights)
+    np.testing.assert_array_equal(np.asarray(grad), expected)
     assert np.isclose(float(value), float((y.astype(np.float64) * weights).sum()), rtol=1e-4)
 
 

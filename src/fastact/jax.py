@@ -9,7 +9,7 @@ kernels, so jit compiles it into the program like any other operation; on
 other platforms it runs fastact on the host through jax.pure_callback (JAX
 copies the arrays to the host and back). Its gradient is fastact's backward
 kernel (jax.custom_vjp; sigmoid's and tanh's from their output, as JAX's
-own). Elementwise, so vmap batches a whole array into one call. Results
+own, the forward recomputed from x in the same pass over memory). Elementwise, so vmap batches a whole array into one call. Results
 are fastact's bits, subnormals kept, where XLA's own CPU operations flush
 them to zero. float32, float64, float16 and bfloat16 (integers and Python
 numbers become JAX's default float; mixed operands promote as in jnp). Parameters (alpha, beta,
@@ -54,13 +54,17 @@ def _register_target():
 uses_xla_ffi = _register_target()
 
 
-def _kernel(ufunc_name, params, shapes, *arrays, alias=None):
+def _kernel(ufunc_name, params, shapes, *arrays, through=None):
     """fastact's ufunc `ufunc_name` (parameters `params`) on arrays, as traced JAX values: an XLA
-    custom call on the CPU, a host callback elsewhere."""
+    custom call on the CPU, a host callback elsewhere. through: a forward ufunc (no parameters) that
+    the last array goes through first (ufunc_name then takes its output)."""
     ufunc = getattr(fa.ufuncs, ufunc_name)
 
     def on_host(*values):
-        result = _ext.call_in_default_fpenv(ufunc, *(np.asarray(v) for v in values), *params)
+        values = [np.asarray(v) for v in values]
+        if through:
+            values[-1] = _ext.call_in_default_fpenv(getattr(fa.ufuncs, through), values[-1])
+        result = _ext.call_in_default_fpenv(ufunc, *values, *params)
         return tuple(np.asarray(r) for r in result) if isinstance(result, tuple) else np.asarray(result)
 
     def callback(*values):
@@ -72,12 +76,13 @@ def _kernel(ufunc_name, params, shapes, *arrays, alias=None):
     attributes = {"op": np.int32(op), "direction": np.int32(direction), "tier": np.int32(tier)}
     if nparams:
         attributes["params"] = np.asarray(params, np.float64)
-
-    aliases = None if alias is None else {alias: 0}
+    if through:
+        op, direction, tier = _ext.ufunc_operations[through][:3]
+        attributes.update(forward_op=np.int32(op), forward_direction=np.int32(direction),
+                          forward_tier=np.int32(tier))
 
     def custom_call(*values):
-        return jax.ffi.ffi_call(_TARGET, shapes, vmap_method="broadcast_all",
-                                input_output_aliases=aliases)(*values, **attributes)
+        return jax.ffi.ffi_call(_TARGET, shapes, vmap_method="broadcast_all")(*values, **attributes)
 
     return jax.lax.platform_dependent(*arrays, cpu=custom_call, default=callback)
 
@@ -91,13 +96,12 @@ def _activation(name, forward, backward, params=(), nin=1, from_output=False):
         return _kernel(forward, params, jax.ShapeDtypeStruct(arrays[0].shape, arrays[0].dtype), *arrays)
 
     def apply_forward(*arrays):
-        result = apply(*arrays)
-        return result, (result,) if from_output else arrays
+        return apply(*arrays), arrays
 
     def apply_backward(saved, grad):
         shape = jax.ShapeDtypeStruct(grad.shape, grad.dtype)
-        if nin == 1:  # from the output: written over it, which XLA allocated for the forward
-            return (_kernel(backward, params, shape, grad, *saved, alias=1 if from_output else None),)
+        if nin == 1:  # from the output: the forward again, in the same pass (a gradient alone reads x once)
+            return (_kernel(backward, params, shape, grad, *saved, through=forward if from_output else None),)
         return tuple(_kernel(backward, params, (shape,) * nin, grad, *saved))
 
     apply.defvjp(apply_forward, apply_backward)

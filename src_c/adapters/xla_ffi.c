@@ -4,7 +4,12 @@
  * (its ufunc's numbers), and params (its float64 parameters, when it has
  * any). Operands and results are XLA's dense buffers of one dtype and one
  * element count; the ufunc loop of that dtype computes them in one call, as
- * NumPy would over contiguous arrays (same bits, same thread split). */
+ * NumPy would over contiguous arrays (same bits, same thread split).
+ * With forward_op, forward_direction and forward_tier, the last operand x
+ * first goes through that operation into the result, a stretch at a time,
+ * and the operation then runs on the other operands and that result, in
+ * place: a derivative from the forward's output (sigmoid's, tanh's) taken
+ * from x in one pass over memory, with the two operations' bits. */
 #include <string.h>
 #if defined(__x86_64__) || defined(_M_X64)
 #include <xmmintrin.h>
@@ -88,6 +93,37 @@ static fa_xla_error *describe(fa_xla_metadata_extension *extension) {
     return NULL;
 }
 
+/* Stretches of this many elements (256 KiB of float32): the forward's
+ * result is still in L2 when the operation reads it back, and a stretch is
+ * long enough for the loops' thread split. */
+#define FA_XLA_STRETCH ((int64_t)1 << 16)
+
+/* result = spec(other operands, forward(x)), x the last operand; args and
+ * steps as the handler laid them out (inputs, parameters, the result) */
+static fa_xla_error *through_forward(const fa_xla_call_frame *frame, fa_loop_fn loop, const void *spec,
+                                     int64_t forward_op, char **args, const ptrdiff_t *steps, int nin, int nparams,
+                                     int64_t n) {
+    int64_t direction = int_attr(&frame->attrs, "forward_direction"), tier = int_attr(&frame->attrs, "forward_tier");
+    const void *forward = direction < 0 || tier < 0 ? NULL : fa_loop_data((int)forward_op, (int)direction, (int)tier);
+    int fwd_in, fwd_params, fwd_out;
+    if (forward) fa_loop_arity(forward, &fwd_in, &fwd_params, &fwd_out);
+    if (!forward || fwd_in != 1 || fwd_params != 0 || fwd_out != 1 || nparams != 0 || nin < 2)
+        return failure(frame, "fastact: no such forward operation for this one");
+    ptrdiff_t size = steps[0];
+    fa_xla_fpenv saved = ieee_enter();
+    for (int64_t start = 0; start < n; start += FA_XLA_STRETCH) {
+        ptrdiff_t len = n - start < FA_XLA_STRETCH ? (ptrdiff_t)(n - start) : (ptrdiff_t)FA_XLA_STRETCH;
+        char *y = args[nin] + start * size;
+        char *fwd_args[2] = {args[nin - 1] + start * size, y}, *op_args[FA_LOOP_MAX_ARGS];
+        for (int a = 0; a < nin - 1; a++) op_args[a] = args[a] + start * size;
+        op_args[nin - 1] = y, op_args[nin] = y;
+        loop(fwd_args, &len, steps, (void *)forward);
+        loop(op_args, &len, steps, (void *)spec);
+    }
+    ieee_leave(saved);
+    return NULL;
+}
+
 fa_xla_error *fa_xla_ffi_activation(fa_xla_call_frame *frame) {
     if (frame->extension_start && frame->extension_start->type == FA_XLA_EXTENSION_METADATA)
         return describe((fa_xla_metadata_extension *)frame->extension_start);
@@ -121,6 +157,8 @@ fa_xla_error *fa_xla_ffi_activation(fa_xla_call_frame *frame) {
     fa_loop_fn loop = first->dtype == FA_XLA_F32 ? fa_loop_f32 : first->dtype == FA_XLA_F64 ? fa_loop_f64
                     : first->dtype == FA_XLA_F16 ? fa_loop_f16 : first->dtype == FA_XLA_BF16 ? fa_loop_bf16 : NULL;
     if (!loop) return failure(frame, "fastact: the dtype must be float32, float64, float16 or bfloat16");
+    int64_t forward_op = int_attr(&frame->attrs, "forward_op");
+    if (forward_op >= 0) return through_forward(frame, loop, spec, forward_op, args, steps, nin, nparams, n);
     ptrdiff_t dims[1] = {(ptrdiff_t)n};
     if (n > 0) {
         fa_xla_fpenv saved = ieee_enter();
