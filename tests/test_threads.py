@@ -73,7 +73,7 @@ def test_info_states_the_wake_cost_it_measures():
                  {"FASTACT_NUM_THREADS": "2"})
     line = next(l for l in out.splitlines() if l.startswith("waking a worker"))
     parked, spinning = (float(v) for v in re.findall(r"([0-9.]+) µs", line))
-    assert 0 < spinning and 0 < parked < 1e5
+    assert 0 < spinning and 0 < parked
 
 
 # ---- threadpoolctl ----------------------------------------------------------------------

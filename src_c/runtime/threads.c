@@ -31,7 +31,8 @@
  *  - Completion. Participants atomically OR the exception flags they raised
  *    into `raised` and decrement `pending` per block; the caller, after its
  *    last block, spins on `pending` for up to FA_CALLER_SPIN_NS, yielding
- *    every 64 pauses (a worker may share its CPU), then parks the same way
+ *    every 64 pauses where a worker shares its CPU or is 20 us late, then
+ *    parks the same way
  *    (a worker descheduled mid-block must not cost a spinning core).
  *  - Cost. Waking costs something: wake_ns[hot] (workers spinning) and
  *    wake_ns[cold] (workers parked) are measured with empty jobs when the pool
@@ -101,6 +102,7 @@ const char *fa_thread_source_name(int source) {
 #define FA_PROBE 4096              /* elements timed to learn an unknown cost */
 #define FA_WAKE_GUESS_NS 20000.0   /* the wake cost until the pool has measured it */
 #define FA_SPECULATE_NS 8000.0     /* the least work that wakes parked workers for the next call */
+#define FA_CALLER_YIELD_NS 20000.0 /* a caller waiting this long for a block yields as it waits */
 
 double fa_now_ns(void) { return fa_os_now_ns(); }
 
@@ -171,6 +173,7 @@ static struct {
     atomic_int caller_cpu;         /* the CPU of the last job's caller, or -1 */
     _Atomic int64_t first_claim;   /* when a worker first claimed a block of this job (ns), or 0 */
     atomic_int caller_claiming;    /* the caller is claiming blocks (not yet waiting for the rest) */
+    atomic_int cpu_shared;         /* a worker of this job found itself on the caller's CPU */
 } pool = {.lock = FA_LOCK_INIT, .wake = FA_COND_INIT, .done = FA_COND_INIT, .in_use = ATOMIC_FLAG_INIT};
 
 static uint64_t start_generation[FA_MAX_THREADS]; /* what worker i has seen when it starts */
@@ -187,8 +190,9 @@ static ptrdiff_t chunk_start(ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grain, in
  * idles (Linux puts a wakee near its waker), until the balancer moves it,
  * milliseconds later: spinning there, it and the caller take turns of the
  * scheduler's slice (~110 us on a 2-vCPU VM, a 31 us call then took 150).
- * So a worker on the caller's CPU yields as it waits, and the caller
- * yields as it waits for the workers' blocks. */
+ * So a worker on the caller's CPU yields as it waits, claims no block while
+ * the caller still claims, and says so (cpu_shared), for the caller to
+ * yield as it waits for the workers' blocks. */
 static int shares_callers_cpu(void) {
     int caller = atomic_load_explicit(&pool.caller_cpu, memory_order_relaxed);
     return caller >= 0 && fa_current_cpu() == caller;
@@ -263,7 +267,7 @@ static void worker_main(int index) {
          * it claims blocks itself, or until the scheduler moves this thread,
          * which yielding lets it do */
         while (index + 1 < chunks && atomic_load(&pool.caller_claiming) && shares_callers_cpu() && blocks_left(seen))
-            fa_yield();
+            atomic_store_explicit(&pool.cpu_shared, 1, memory_order_relaxed), fa_yield();
         if (index + 1 >= chunks || (b = claim_block(seen)) < 0) { /* not in this job, or too late for it */
             atomic_fetch_add(&pool.spinning, 1);
             continue;
@@ -304,16 +308,20 @@ static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after
 #endif
 
 /* The wake costs follow what the jobs see (publish to a worker's first
- * claim): down at once, up by a sixteenth of the difference. The first
+ * claim, a little less than measure_wake's round trip): down at once, up
+ * by a sixteenth of the difference; only jobs published to a pool all
+ * parked or all spinning count. The first
  * measure (measure_wake) can catch a passing state: another library's
  * threads spinning on the other CPU, or a new worker still on the caller's
  * (both seen on a 2-vCPU VM: 110 us, then 0.2-16 us for the life of the
  * process), and a cost kept too high stops the very splits that would
  * correct it only where no call is large enough to split anyway. */
-static void learn_wake(int parked, double seen) {
+static void learn_wake(int parked, double seen, int at_least) {
     double old = pool.wake_ns[parked ? 0 : 1];
-    if (seen <= 0 || pool.workers == 0) return;
-    pool.wake_ns[parked ? 0 : 1] = seen < old ? seen : old + (seen - old) / 16;
+    if (seen <= 0 || pool.workers == 0 || (at_least && seen <= old)) return;
+    double cost = seen < old ? seen : old + (seen - old) / 16;
+    if (parked && cost < pool.wake_ns[1]) cost = pool.wake_ns[1]; /* a park never costs less than a spin */
+    pool.wake_ns[parked ? 0 : 1] = cost;
 }
 
 /* Publish a job of `chunks` participants over [begin, end), claim and run
@@ -339,10 +347,12 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     atomic_store(&pool.claim, count << 32);
     atomic_store(&pool.first_claim, 0);
     atomic_store(&pool.caller_claiming, 1);
-    int parked = atomic_load(&pool.sleepers) > 0;
+    atomic_store(&pool.cpu_shared, 0);
+    /* the pool's state as published, for learn_wake: all parked, all spinning, or mixed */
+    int state = atomic_load(&pool.sleepers) >= pool.workers ? 0 : atomic_load(&pool.spinning) >= pool.workers ? 1 : -1;
     double published = fa_now_ns();
     atomic_store(&pool.generation, next);
-    if (parked) {
+    if (atomic_load(&pool.sleepers) > 0) { /* read after the store: no lost wake-up (see the top) */
         fa_lock(&pool.lock);
         fa_cond_broadcast(&pool.wake);
         fa_unlock(&pool.lock);
@@ -361,7 +371,12 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
     double finished = started + took, deadline = finished + FA_CALLER_SPIN_NS;
     for (unsigned i = 1; atomic_load(&pool.pending) > 0; i++) {
         FA_PAUSE();
-        if (i % 64 == 0) fa_yield(); /* a worker may share this CPU (shares_callers_cpu) */
+        /* a worker on this CPU (it says so, or it is late) gets it; yielding
+         * always would give it to any other task too */
+        if (i % 64 == 0 && (atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed) ||
+                            atomic_load_explicit(&pool.cpu_shared, memory_order_relaxed) ||
+                            fa_now_ns() > finished + FA_CALLER_YIELD_NS))
+            fa_yield();
         if (i % 64 == 0 && fa_now_ns() > deadline) {
             fa_lock(&pool.lock);
             atomic_store(&pool.caller_parked, 1);
@@ -372,9 +387,10 @@ static double run_job(int chunks, ptrdiff_t begin, ptrdiff_t end, ptrdiff_t grai
         }
     }
     int64_t first = atomic_load(&pool.first_claim);
-    /* none came: from a park, the wake took longer than the job; from a
-     * spin, the caller was quick, which says nothing of the wake */
-    if (first || parked) learn_wake(parked, (first ? (double)first : fa_now_ns()) - published);
+    /* none came: from a park, the wake took longer than the job (a bound
+     * from below: it may raise the cost, never lower it); from a spin, the
+     * caller was quick, which says nothing of the wake */
+    if (state >= 0 && (first || state == 0)) learn_wake(state == 0, (first ? (double)first : fa_now_ns()) - published, !first);
     int raised = atomic_load(&pool.raised);
     if (raised) feraiseexcept(raised); /* as if the caller had computed every chunk */
     return took;

@@ -80,7 +80,11 @@ static inline void fa_cond_wait(fa_cond_t *c, fa_lock_t *m) { SleepConditionVari
 static inline void fa_cond_signal(fa_cond_t *c) { WakeConditionVariable(c); }
 static inline void fa_cond_broadcast(fa_cond_t *c) { WakeAllConditionVariable(c); }
 static inline void fa_yield(void) { SwitchToThread(); }
-static inline int fa_current_cpu(void) { return (int)GetCurrentProcessorNumber(); }
+static inline int fa_current_cpu(void) { /* unique across processor groups */
+    PROCESSOR_NUMBER cpu;
+    GetCurrentProcessorNumberEx(&cpu);
+    return (int)cpu.Group * 64 + (int)cpu.Number;
+}
 static inline void fa_nap(void) { Sleep(0); }
 
 static inline DWORD WINAPI fa_thread_trampoline_(LPVOID arg) {
