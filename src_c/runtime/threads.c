@@ -32,8 +32,8 @@
  *    into `raised` and decrement `pending` per block; the caller, after its
  *    last block, spins on `pending` for up to FA_CALLER_SPIN_NS, yielding
  *    every 64 pauses where a worker shares its CPU or is 20 us late, then
- *    parks the same way
- *    (a worker descheduled mid-block must not cost a spinning core).
+ *    parks the same way (a worker descheduled mid-block must not cost a
+ *    spinning core).
  *  - Cost. Waking costs something: wake_ns[hot] (workers spinning) and
  *    wake_ns[cold] (workers parked) are measured with empty jobs when the pool
  *    starts, then follow what the jobs see (learn_wake). loops.c keeps a
@@ -169,7 +169,7 @@ static struct {
     fa_range_fn body;
     void *ctx;
     fa_fpenv_t caller_env;         /* the caller's rounding mode, FTZ/DAZ, masks */
-    _Atomic double wake_ns[2];     /* measured round trip of an empty job: [0] parked, [1] spinning */
+    _Atomic double wake_ns[2];     /* a wake's cost, measured then learned (ns): [0] parked, [1] spinning */
     atomic_int caller_cpu;         /* the CPU of the last job's caller, or -1 */
     _Atomic int64_t first_claim;   /* when a worker first claimed a block of this job (ns), or 0 */
     atomic_int caller_claiming;    /* the caller is claiming blocks (not yet waiting for the rest) */
@@ -310,8 +310,8 @@ static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after
 /* The wake costs follow what the jobs see (publish to a worker's first
  * claim, a little less than measure_wake's round trip): down at once, up
  * by a sixteenth of the difference; only jobs published to a pool all
- * parked or all spinning count. The first
- * measure (measure_wake) can catch a passing state: another library's
+ * parked or all spinning count. The first measure (measure_wake) can
+ * catch a passing state: another library's
  * threads spinning on the other CPU, or a new worker still on the caller's
  * (both seen on a 2-vCPU VM: 110 us, then 0.2-16 us for the life of the
  * process), and a cost kept too high stops the very splits that would
