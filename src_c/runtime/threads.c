@@ -265,8 +265,11 @@ static void worker_main(int index) {
         int chunks = (int)(seen & FA_CHUNK_MASK), b;
         /* on the caller's CPU a block would wait for the caller: none while
          * it claims blocks itself, or until the scheduler moves this thread,
-         * which yielding lets it do */
-        while (index + 1 < chunks && atomic_load(&pool.caller_claiming) && shares_callers_cpu() && blocks_left(seen))
+         * which yielding lets it do (with more threads than CPUs, sharing is
+         * the rule, and the scheduler's turns run the blocks) */
+        while (index + 1 < chunks && atomic_load(&pool.caller_claiming) &&
+               !atomic_load_explicit(&pool.oversubscribed, memory_order_relaxed) && shares_callers_cpu() &&
+               blocks_left(seen))
             atomic_store_explicit(&pool.cpu_shared, 1, memory_order_relaxed), fa_yield();
         if (index + 1 >= chunks || (b = claim_block(seen)) < 0) { /* not in this job, or too late for it */
             atomic_fetch_add(&pool.spinning, 1);
