@@ -9,7 +9,8 @@ kernels, so jit compiles it into the program like any other operation; on
 other platforms it runs fastact on the host through jax.pure_callback (JAX
 copies the arrays to the host and back). Its gradient is fastact's backward
 kernel (jax.custom_vjp; sigmoid's and tanh's from their output, as JAX's
-own, the forward recomputed from x in the same pass over memory). Elementwise, so vmap batches a whole array into one call. Results
+own, the forward recomputed from x in the same pass over memory).
+Elementwise, so vmap batches a whole array into one call. Results
 are fastact's bits, subnormals kept, where XLA's own CPU operations flush
 them to zero. float32, float64, float16 and bfloat16 (integers and Python
 numbers become JAX's default float; mixed operands promote as in jnp). Parameters (alpha, beta,
