@@ -90,8 +90,9 @@ def test_float16_is_float32_rounded_once(f, arity, name, ufunc):
     # Every float16 bit pattern (signalling NaNs come back quiet, as F16C makes them).
     x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
     args = (x,) if arity == 1 else (np.resize(np.float16([1, -2, 0.5, 3, -0.75]), x.size), x)
-    op = next(op for op in OPS if ufunc.__name__ in (op.name, op.name + "_accurate", op.name + "_backward",
-                                                     op.name + "_backward_accurate"))
+    name_of_op = ufunc.__name__.replace("_with_params", "")
+    op = next(op for op in OPS if name_of_op in (op.name, op.name + "_accurate", op.name + "_backward",
+                                                 op.name + "_backward_accurate"))
     # the exact piecewise ops' float32 kernels round their parameters to float32, and so do their ties
     params = tuple(float(np.float32(p.default)) if op.exact else p.default for p in op.params)
     smooth_forward = (not op.exact and not op.params and "fast" in op.tiers

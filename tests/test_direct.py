@@ -56,15 +56,15 @@ def test_direct_call_on_large_arrays_with_threads(threads):
     with forced_threads(threads):
         same_bits(fa.gelu(x), fa.ufuncs.gelu(x))
         same_bits(fa.silu_backward(g, x), fa.ufuncs.silu_backward(g, x))
-        same_bits(fa.softplus(x, beta=2.0, threshold=5.0), fa.ufuncs.softplus(x, 2.0, 5.0))
+        same_bits(fa.softplus(x, beta=2.0, threshold=5.0), fa.ufuncs.softplus_with_params(x, 2.0, 5.0))
 
 
 def test_parameters_reach_the_kernel():
     x, _ = inputs(100, np.float32)
-    same_bits(fa.elu(x, alpha=0.25), fa.ufuncs.elu(x, 0.25))
-    same_bits(fa.hardtanh(x, min_val=-0.5, max_val=2.0), fa.ufuncs.hardtanh(x, -0.5, 2.0))
-    same_bits(fa.leaky_relu(x, negative_slope=-0.25), fa.ufuncs.leaky_relu(x, -0.25))
-    same_bits(fa.softplus(x, beta=np.float32(3), threshold=10), fa.ufuncs.softplus(x, 3.0, 10.0))
+    same_bits(fa.elu(x, alpha=0.25), fa.ufuncs.elu_with_params(x, 0.25))
+    same_bits(fa.hardtanh(x, min_val=-0.5, max_val=2.0), fa.ufuncs.hardtanh_with_params(x, -0.5, 2.0))
+    same_bits(fa.leaky_relu(x, negative_slope=-0.25), fa.ufuncs.leaky_relu_with_params(x, -0.25))
+    same_bits(fa.softplus(x, beta=np.float32(3), threshold=10), fa.ufuncs.softplus_with_params(x, 3.0, 10.0))
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), "1", None, True])

@@ -149,7 +149,7 @@ def test_nan_parameters_give_the_scalar_bits_on_any_layout(isa, call, dtype):
     x = np.concatenate([np.linspace(-9, 9, 61), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(dtype)
     x = np.resize(x, 4 * 23).reshape(4, 23)  # rows of odd length: vector bodies and tails
     g = np.linspace(-3, 3, x.size).astype(dtype).reshape(x.shape)
-    ufunc = getattr(fa.ufuncs, call)
+    ufunc = getattr(fa.ufuncs, call + "_with_params")
     args = (g, x) if call.endswith("_backward") else (x,)
     layouts = {"C order": args, "Fortran order": tuple(np.asfortranarray(a) for a in args),
                "every other element": tuple(np.repeat(a, 2, axis=1)[:, ::2] for a in args)}
@@ -166,19 +166,43 @@ def test_nan_parameters_give_the_scalar_bits_on_any_layout(isa, call, dtype):
                                          f"differ, first 0x{int(got[wrong][0]):x}, not 0x{int(want[wrong][0]):x}")
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("op", PARAM_OPS, ids=lambda op: op.name)
+def test_the_ufuncs_with_the_defaults_are_the_ones_with_parameters_at_the_defaults(isa, op, dtype):
+    """fastact.ufuncs.elu(x) is elu_with_params(x, 1.0), bit for bit, in every
+    tier and direction: contiguous and small (one kernel call), strided, and
+    long enough to split over threads; and it is the public call's result."""
+    defaults = tuple(p.default for p in op.params)
+    rng = np.random.default_rng(len(op.name))
+    x = np.concatenate([rng.standard_normal(3 * 70_001) * 8, [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(dtype)
+    g = rng.standard_normal(x.size).astype(dtype)
+    for tier in op.tiers:
+        suffix = "" if tier == op.default_tier else "_" + tier
+        for base, arrays in ((op.name, (x,)), (op.name + "_backward", (g, x))):
+            plain, general = getattr(ufuncs, base + suffix), getattr(ufuncs, base + "_with_params" + suffix)
+            assert plain.nin == len(arrays) and general.nin == len(arrays) + len(defaults)
+            for layout in (lambda a: a[:100], lambda a: a[::3], lambda a: a):
+                inputs = tuple(layout(a) for a in arrays)
+                with np.errstate(all="ignore"):
+                    got, want = plain(*inputs), general(*inputs, *defaults)
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (base + suffix, dtype, got.size)
+        with np.errstate(all="ignore"):
+            assert fa.__dict__[op.public](x, precision=tier).tobytes() == getattr(ufuncs, op.name + suffix)(x).tobytes()
+
+
 def test_parameter_arrays_broadcast_like_inputs(isa):
     # ufunc level: one slope per column, and a slope that changes from element to element
     x = np.linspace(-4, 4, 9)
     slopes = np.array([0.01, 0.2, -1.0])
-    table = ufuncs.leaky_relu(x[:, None], slopes[None, :])
+    table = ufuncs.leaky_relu_with_params(x[:, None], slopes[None, :])
     for j, s in enumerate(slopes):
         np.testing.assert_array_equal(table[:, j], fa.leaky_relu(x, s))
     alphas = np.linspace(0.5, 2.0, x.size)
-    got = ufuncs.elu(x, alphas)
+    got = ufuncs.elu_with_params(x, alphas)
     np.testing.assert_array_equal(got, [fa.elu(np.array([v]), a)[0] for v, a in zip(x, alphas)])
     # parameters broadcast against each other too, and through the float16 path
     lo, hi = np.array([[-1.0], [-2.0]]), np.array([0.5, 1.0, 3.0])
-    np.testing.assert_array_equal(ufuncs.hardtanh(np.float16(2.5), lo, hi), np.minimum(2.5, hi) + 0 * lo)
+    np.testing.assert_array_equal(ufuncs.hardtanh_with_params(np.float16(2.5), lo, hi), np.minimum(2.5, hi) + 0 * lo)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -198,7 +222,7 @@ def test_pass_through_bounds_at_the_edges(isa, dtype):
     for lo in bounds:
         for hi in bounds:
             with np.errstate(invalid="ignore"):  # signalling NaNs among the random bits
-                got = ufuncs.hardtanh_backward(g, x, lo, hi)
+                got = ufuncs.hardtanh_backward_with_params(g, x, lo, hi)
                 want = np.where(np.isnan(x), x + 0, np.where((x > lo) & (x < hi), g, 0)).astype(dtype)
             assert got.dtype == dtype
             np.testing.assert_array_equal(got.view(uint), want.view(uint), err_msg=f"bounds ({lo}, {hi})")

@@ -242,9 +242,9 @@ def shapes(draw, max_dims=3, long_side=70, big=True):
 def _threshold_api(ufunc):
     """The op whose per-thread minimum fastact._ext lets tests lower, or None."""
     ext, op = fa._ext, ufunc.__name__
-    for tier in TIERS:  # gelu_backward_accurate: gelu
+    for tier in TIERS:  # gelu_backward_accurate: gelu; elu_backward_with_params: elu
         op = op.removesuffix(f"_{tier}")
-    op = op.removesuffix("_backward")
+    op = op.removesuffix("_with_params").removesuffix("_backward")
     usable = all(hasattr(ext, a) for a in ("OPS", "thread_threshold", "set_thread_threshold"))
     return op if usable and op in ext.OPS else None
 

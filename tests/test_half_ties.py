@@ -180,7 +180,8 @@ def expected(name, half):
 @pytest.mark.parametrize("name", CHECKED)
 def test_float64_ties_are_decided(isa, name, half):
     for direction, inputs, params, want in expected(name, half):
-        ufunc = getattr(fa.ufuncs, name if direction == "fwd" else f"{name}_backward")
+        ufunc = getattr(fa.ufuncs, (name if direction == "fwd" else f"{name}_backward") +
+                        ("_with_params" if OPS_BY_NAME[name].params else ""))
         for tier in OPS_BY_NAME[name].tiers:
             tiered = getattr(fa.ufuncs, ufunc.__name__ + ("" if tier == OPS_BY_NAME[name].default_tier
                                                                   else f"_{tier}"))

@@ -26,8 +26,11 @@ def test_generated_files_are_current():
 def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
     def suffix(op, tier):  # the default tier unsuffixed: gelu is the fast tier, gelu_accurate the other
         return "" if tier == op.default_tier else "_" + tier
-    expected = [op.name + ("" if d == "fwd" else "_backward") + suffix(op, tier)
-                for op in OPS for tier in op.tiers for d in directions(op)]
+    def names(op, direction, tier):  # an op with parameters: the ufunc taking them as operands, then the defaults'
+        base = op.name + ("" if direction == "fwd" else "_backward")
+        return [base + "_with_params" + suffix(op, tier), base + suffix(op, tier)] if op.params else \
+            [base + suffix(op, tier)]
+    expected = [name for op in OPS for tier in op.tiers for d in directions(op) for name in names(op, d, tier)]
     # then the generalized ufuncs along an axis (_rows.pxi)
     # (each tier's, the accurate tier's _accurate, in the elementwise ops' order)
     expected += [f + d + suffix for f in ("softmax", "log_softmax") for suffix in ("_accurate", "")
@@ -45,9 +48,12 @@ def test_every_op_has_a_ufunc_per_direction_and_tier_and_nothing_else():
             if op.has_backward:
                 shapes.append((op.name + "_backward", len(op.backward_inputs), len(op.backward_outputs)))
             for name, nin, nout in shapes:
-                u = getattr(ufuncs, name + suffix(op, tier))
+                u = getattr(ufuncs, name + ("_with_params" if op.params else "") + suffix(op, tier))
                 assert (u.nin, u.nout) == (nin + len(op.params), nout)
                 assert u.types == [f"{c * nin}{params}->{c * nout}" for c in codes]
+                u = getattr(ufuncs, name + suffix(op, tier))  # with the defaults: the arrays alone
+                assert (u.nin, u.nout) == (nin, nout)
+                assert u.types == [f"{c * nin}->{c * nout}" for c in codes]
 
 
 def test_the_default_call_is_the_fast_tier_and_accurate_the_opt_in():
@@ -97,7 +103,8 @@ def test_one_text_documents_ufunc_and_function():
             assert op.backward_doc in getattr(ufuncs, op.name + "_backward").__doc__
             assert op.backward_doc in getattr(fa, op.public + "_backward").__doc__
         for p in op.params:
-            assert p.doc in getattr(fa, op.public).__doc__ and p.doc in getattr(ufuncs, op.name).__doc__
+            assert p.doc in getattr(fa, op.public).__doc__ and p.doc in getattr(ufuncs, op.name + "_with_params").__doc__
+            assert f"{p.name}={p.default!r}" in getattr(ufuncs, op.name).__doc__
 
 
 def test_registry_has_every_op_with_a_reference():

@@ -137,9 +137,12 @@ def c_header(m):
     return "\n".join(lines)
 
 
-def ufunc_name(m, op, direction, tier):
-    """gelu, gelu_backward, gelu_accurate, gelu_backward_accurate: the default tier unsuffixed."""
+def ufunc_name(m, op, direction, tier, defaults=False):
+    """gelu, gelu_backward, gelu_accurate, gelu_backward_accurate: the default tier unsuffixed. An op with
+    parameters has two: elu_with_params takes them as operands, elu (defaults=True) has the defaults."""
     base = op.name if direction == "fwd" else f"{op.name}_backward"
+    if op.params and not defaults:
+        base += "_with_params"
     return base if tier == op.default_tier else f"{base}_{tier}"
 
 
@@ -150,16 +153,20 @@ def bound_text(m, op, tier, direction):
     return f"within {bound:g} ULP" + ("" if direction == "fwd" else " of the derivative's largest term")
 
 
-def ufunc_doc(m, op, direction, tier):
+def ufunc_doc(m, op, direction, tier, defaults=False):
     names = op.inputs if direction == "fwd" else op.backward_inputs
     text = op.doc if direction == "fwd" else op.backward_doc
     if not all(op.exact_in(t) for t in op.tiers):
         text += f"\n\n{tier.capitalize()} tier: {bound_text(m, op, tier, direction)}."
-    names = tuple(names) + tuple(p.name for p in op.params)
-    if op.params:
+    if op.params and defaults:
+        text += ("\n\nWith the default parameters (" + ", ".join(f"{p.name}={p.default!r}" for p in op.params) +
+                 f"); fastact.ufuncs.{ufunc_name(m, op, direction, tier)} takes them as inputs.")
+    elif op.params:
+        names = tuple(names) + tuple(p.name for p in op.params)
         text += "\n\nThe parameters are inputs too (float64, broadcast like the arrays): " + "; ".join(
             f"{p.name}: {p.doc}" for p in op.params) + "."
-    return f"{ufunc_name(m, op, direction, tier)}({', '.join(names)}, /, out=None, *, where=True, ...)\n\n{text}"
+    name = ufunc_name(m, op, direction, tier, defaults)
+    return f"{name}({', '.join(names)}, /, out=None, *, where=True, ...)\n\n{text}"
 
 
 # the docstrings' examples: inputs (as Python source) per kind of op and direction
@@ -348,6 +355,13 @@ def pxi(m):
                              f"{len(op.params)}, {nout}, {dtypes!r}, {pyx_str(name)}, "
                              f"{pyx_str(ufunc_doc(m, op, direction, tier))})")
                 ufunc_names.append(name)
+                if op.params:  # the ufunc with the defaults, as the public function's default call
+                    plain = ufunc_name(m, op, direction, tier, defaults=True)
+                    lines.append(f"cdef object _u_{plain} = _make_ufunc({index}, {d}, {m.TIERS.index(tier)}, {nin}, "
+                                 f"{len(op.params)}, {nout}, {dtypes!r}, {pyx_str(plain)}, "
+                                 f"{pyx_str(ufunc_doc(m, op, direction, tier, True))}, "
+                                 f"{tuple(float(p.default) for p in op.params)!r})")
+                    ufunc_names.append(plain)
                 if tier == op.default_tier:  # the loop data of each tier (TIERS order), for the direct call
                     spec = spec_array(m, op, direction)
                     lines.append(f"cdef const void *{spec}[{len(m.TIERS)}]")

@@ -9,6 +9,10 @@ call `fa.f(x)`, the call with `out=`, the ufunc `fastact.ufuncs.f(x, out=y)`
 and the backward `fa.f_backward(g, x, out=y)`, each interleaved with
 `np.negative(x, out=y)` (and, for the backward, `np.add(g, x, out=y)`, the
 two-operand ufunc of the same shape), and prints the ratios of the medians.
+Two more columns compare like with like: a ufunc taking parameters as
+operands (`fastact.ufuncs.elu_with_params`) against NumPy's ufunc with as
+many float operands, and the generalized ufuncs (softmax) against NumPy's
+own, `np.vecdot`.
 
     python tools/small_call_cost.py [--size 100] [--repeat 41]
 """
@@ -67,30 +71,33 @@ def main():
     negative, add = "np.negative(x, out=y)", "np.add(g, x, out=y)"
     print(f"{fa.isa()}, {args.size} {dtype} elements, 1 thread; time per call over np.negative(x, out=y)'s"
           " (backward: over np.add(g, x, out=y)'s); median of interleaved samples")
-    names = {"np": np, "x": x, "g": g, "y": y, "clip": np.clip if isinstance(np.clip, np.ufunc) else _clip_ufunc()}
+    names = {"np": np, "x": x, "g": g, "y": y, "s": np.empty((), dtype), "clip": np.clip if isinstance(np.clip, np.ufunc) else _clip_ufunc()}
     # a ufunc taking parameters as operands pays NumPy's conversion of Python
     # floats: its peer is NumPy's ufunc with as many float operands
     with_scalars = {1: "np.add(x, 1.0, out=y)", 2: "clip(x, -1.0, 1.0, out=y)"}
     print(f"np.negative(x, out=y): {interleaved_ratio(negative, negative, names, 9)[1]:.0f} ns per call")
     print("| function | fa.f(x) | fa.f(x, out=y) | ufuncs.f(x, out=y) | fa.f_backward(g, x, out=y) |"
-          " ufuncs.f over NumPy's ufunc with as many float operands |")
+          " like with like: ufuncs.f_with_params over NumPy's ufunc with as many float operands;"
+          " a gufunc over np.vecdot(x, x, out=s) |")
     print("|---|---:|---:|---:|---:|---:|")
-    worst = {"call": 0.0, "ufunc": 0.0}
+    worst = {"call": 0.0, "ufunc": 0.0, "with_params": 0.0, "gufunc": 0.0, "vecdot": 0.0}
     for name, act in ACTIVATIONS.items():
         (forward, keywords), (backward, _) = unwrapped(act.forward), unwrapped(act.backward)
-        names.update(f=forward, b=backward, u=getattr(fa.ufuncs, act.ufunc_name("forward")))
-        params = "".join(f", {p!r}" for p in act.params)  # the ufuncs take the parameters as inputs
+        names.update(f=forward, b=backward, u=getattr(fa.ufuncs, act.ufunc_name("forward", defaults=True)),
+                     p=getattr(fa.ufuncs, act.ufunc_name("forward")))
+        params = "".join(f", {p!r}" for p in act.params)  # the _with_params ufuncs take them as inputs
         cells = [
             interleaved_ratio(f"f(x{keywords})", negative, names, args.repeat)[0],
             interleaved_ratio(f"f(x, out=y{keywords})", negative, names, args.repeat)[0],
-            interleaved_ratio(f"u(x{params}, out=y)", negative, names, args.repeat)[0],
+            interleaved_ratio("u(x, out=y)", negative, names, args.repeat)[0],
             interleaved_ratio(f"b(g, x, out=y{keywords})", add, names, args.repeat)[0],
         ]
         if act.params:
-            cells.append(interleaved_ratio(f"u(x{params}, out=y)", with_scalars[len(act.params)], names,
+            cells.append(interleaved_ratio(f"p(x{params}, out=y)", with_scalars[len(act.params)], names,
                                            args.repeat)[0])
+            worst["with_params"] = max(worst["with_params"], cells[-1])
         worst["call"] = max(worst["call"], cells[0], cells[1], cells[3])
-        worst["ufunc"] = max(worst["ufunc"], cells[-1] if act.params else cells[2])
+        worst["ufunc"] = max(worst["ufunc"], cells[2])
         print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + (" |" if act.params else " | |"), flush=True)
     # along an axis: one row of args.size elements; the backward takes the forward's output
     for name in ("softmax", "log_softmax"):
@@ -101,12 +108,15 @@ def main():
             interleaved_ratio("f(x, out=y)", negative, names, args.repeat)[0],
             interleaved_ratio("u(x, out=y)", negative, names, args.repeat)[0],
             interleaved_ratio("b(g, out, out=y)", add, names, args.repeat)[0],
+            interleaved_ratio("u(x, out=y)", "np.vecdot(x, x, out=s)", names, args.repeat)[0],
         ]
         worst["call"] = max(worst["call"], cells[0], cells[1], cells[3])
-        worst["ufunc"] = max(worst["ufunc"], cells[2])
-        print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + " | |", flush=True)
-    print(f"worst: public calls {worst['call']:.2f}× np.negative; ufunc objects {worst['ufunc']:.2f}× (those"
-          " with parameters: over NumPy's ufunc with as many float operands)")
+        worst["gufunc"] = max(worst["gufunc"], cells[2])
+        worst["vecdot"] = max(worst["vecdot"], cells[4])
+        print(f"| {name} | " + " | ".join(f"{c:.2f}×" for c in cells) + " |", flush=True)
+    print(f"worst: public calls {worst['call']:.2f}× np.negative; ufunc objects {worst['ufunc']:.2f}×;"
+          f" with parameters as operands {worst['with_params']:.2f}× NumPy's ufunc with as many;"
+          f" gufuncs {worst['gufunc']:.2f}× np.negative, {worst['vecdot']:.2f}× np.vecdot")
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ cdef extern from "runtime/fastact.h" nogil:
     long fa_openmp_team_calls()
 
 cdef extern from "runtime/fastact_loops.h" nogil:
+    enum: FA_LOOP_MAX_ARGS
     void fa_loop_f16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f32(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_f64(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     void fa_loop_bf16(char **args, const Py_ssize_t *dims, const Py_ssize_t *steps, void *data)
     const void *fa_loop_data(int op, int direction, int tier)
+    const void *fa_loop_data_fixed(int op, int direction, int tier, const double *params)
     Py_ssize_t fa_thread_threshold(int op, int tier, int f64)
     void fa_set_thread_threshold(int op, int f64, Py_ssize_t n)
     double fa_cost_ns(int op, int direction, int tier, int dtype, int gathered)

@@ -114,19 +114,28 @@ def call_in_default_fpenv(function, *args):
 
 
 cdef object _make_ufunc(int op, int direction, int tier, int nin, int nparams, int nout, tuple dtypes,
-                        str name, str doc):
+                        str name, str doc, tuple defaults=None):
     """A ufunc over the inner loops of `dtypes` (indices into dtype_loops): nin
     arrays of the loop's dtype, then nparams float64 parameters, then nout
-    outputs of the loop's dtype. Its tables live as long as the process, like
-    the ufunc."""
+    outputs of the loop's dtype; with `defaults`, no parameter operands: those
+    values stand for them. Its tables live as long as the process, like the
+    ufunc."""
+    cdef double fixed[FA_LOOP_MAX_ARGS]
+    if defaults is not None:
+        assert len(defaults) == nparams
+        for j, value in enumerate(defaults):
+            fixed[j] = value
+        nparams = 0
     cdef int ntypes = len(dtypes), nargs = nin + nparams + nout
     cdef PyUFuncGenericFunction *funcs = <PyUFuncGenericFunction *>PyMem_Malloc(ntypes * sizeof(PyUFuncGenericFunction))
     cdef void **data = <void **>PyMem_Malloc(ntypes * sizeof(void *))
     cdef char *types = <char *>PyMem_Malloc(ntypes * nargs)
     if not funcs or not data or not types:
         raise MemoryError()
-    cdef const void *spec = fa_loop_data(op, direction, tier)
-    ufunc_operations[name] = (op, direction, tier, nin, nparams, nout)
+    cdef const void *spec = fa_loop_data(op, direction, tier) if defaults is None else \
+        fa_loop_data_fixed(op, direction, tier, fixed)
+    if defaults is None:
+        ufunc_operations[name] = (op, direction, tier, nin, nparams, nout)
     for i, d in enumerate(dtypes):
         funcs[i] = dtype_loops[d]
         data[i] = <void *>spec

@@ -28,9 +28,13 @@ class Activation:
         """The op's name, with the tier after it but for the default tier: gelu_tanh_accurate."""
         return self.name if self.tier == self.op.default_tier else f"{self.name}_{self.tier}"
 
-    def ufunc_name(self, direction):
-        """fastact.ufuncs' name for direction "forward" or "backward": gelu_backward_accurate."""
+    def ufunc_name(self, direction, defaults=False):
+        """fastact.ufuncs' name for direction "forward" or "backward": gelu_backward_accurate. With
+        parameters, the ufunc taking them as operands (elu_with_params), or with defaults=True the one
+        that has the defaults (elu)."""
         base = self.name if direction == "forward" else f"{self.name}_backward"
+        if self.op.params and not defaults:
+            base += "_with_params"
         return base if self.tier == self.op.default_tier else f"{base}_{self.tier}"
 
     @property

@@ -135,8 +135,9 @@ def _cached(name, nin=1, **keywords):
     params = tuple(float(keywords.get(p.name, p.default)) for p in op.params)
     # the derivative from the output where it exists (sigmoid, tanh), as JAX's own rules take it
     from_output = f"{op.name}_backward_from_output" in _ext.ufunc_operations
-    backward = f"{op.name}_backward_from_output" if from_output else f"{op.name}_backward"
-    return _activation(name, op.name, backward, params, nin, from_output)
+    operands = "_with_params" if op.params else ""  # the ufuncs taking the parameters as operands
+    backward = f"{op.name}_backward_from_output" if from_output else f"{op.name}_backward{operands}"
+    return _activation(name, op.name + operands, backward, params, nin, from_output)
 
 
 def gelu(x, approximate="none"):

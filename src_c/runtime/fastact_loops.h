@@ -10,6 +10,9 @@ void fa_loop_f32(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, voi
 void fa_loop_f64(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 void fa_loop_bf16(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, void *data);
 const void *fa_loop_data(int op, int direction, int tier); /* NULL when out of range */
+/* the same for a ufunc without the parameter operands: `params` (the op's
+ * count) stand for them */
+const void *fa_loop_data_fixed(int op, int direction, int tier, const double *params);
 /* a loop's operands: nin arrays, nparams float64 parameters, nout results */
 void fa_loop_arity(const void *data, int *nin, int *nparams, int *nout);
 enum { FA_LOOP_MAX_ARGS = 8 }; /* nin + nparams + nout, at most */

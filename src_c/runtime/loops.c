@@ -126,9 +126,12 @@ static const fa_dtype dtypes[] = {
 
 typedef struct {
     int op, direction, tier, nin, nparams, nout;
+    int fixed; /* the ufunc has no parameter operands: `defaults` stand for them */
+    double defaults[FA_MAX_PARAMS];
 } fa_loop_spec;
 
 static fa_loop_spec specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
+static fa_loop_spec fixed_specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
 
 const void *fa_loop_data(int op, int direction, int tier) {
     if (op < 0 || op >= FA_N_OPS || direction < 0 || direction >= FA_N_DIRECTIONS || tier < 0 ||
@@ -140,6 +143,16 @@ const void *fa_loop_data(int op, int direction, int tier) {
     /* written once, when the ufuncs are made: later callers (the XLA handler,
      * on XLA's threads) only read it while loops may be reading it too */
     if (memcmp(spec, &value, sizeof value) != 0) *spec = value;
+    return spec;
+}
+
+const void *fa_loop_data_fixed(int op, int direction, int tier, const double *params) {
+    const fa_loop_spec *plain = fa_loop_data(op, direction, tier);
+    if (!plain) return NULL;
+    fa_loop_spec *spec = &fixed_specs[op][direction][tier], value = *plain;
+    value.fixed = 1;
+    for (int j = 0; j < value.nparams; j++) value.defaults[j] = params[j];
+    if (memcmp(spec, &value, sizeof value) != 0) *spec = value; /* once, as fa_loop_data */
     return spec;
 }
 
@@ -867,6 +880,16 @@ static int run_small(int dtype_index, char **args, ptrdiff_t n, const ptrdiff_t 
  * each run of equal parameters is a job of its own. */
 static void run(int dtype_index, char **args, const ptrdiff_t *dims, const ptrdiff_t *steps, const void *data) {
     const fa_loop_spec *spec = data;
+    char *with_params[FA_LOOP_MAX_ARGS];
+    ptrdiff_t with_param_steps[FA_LOOP_MAX_ARGS];
+    if (spec->fixed) { /* the defaults as operands of step 0, where NumPy would have put them */
+        for (int a = 0, from = 0; a < spec->nin + spec->nparams + spec->nout; a++) {
+            int param = a - spec->nin, is_param = param >= 0 && param < spec->nparams;
+            with_params[a] = is_param ? (char *)&spec->defaults[param] : args[from];
+            with_param_steps[a] = is_param ? 0 : steps[from++];
+        }
+        args = with_params, steps = with_param_steps;
+    }
     if (run_small(dtype_index, args, dims[0], steps, spec)) return;
     const fa_dtype *dtype = &dtypes[dtype_index];
     /* 16-bit data of the piecewise functions: their exact 16-bit routes, as
