@@ -127,8 +127,10 @@ static const fa_dtype dtypes[] = {
 typedef struct {
     int op, direction, tier, nin, nparams, nout;
     int fixed; /* the ufunc has no parameter operands: `defaults` stand for them */
+    int unused; /* no padding: the specs are compared with memcmp */
     double defaults[FA_MAX_PARAMS];
 } fa_loop_spec;
+_Static_assert(sizeof(fa_loop_spec) == 8 * sizeof(int) + FA_MAX_PARAMS * sizeof(double), "no padding");
 
 static fa_loop_spec specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
 static fa_loop_spec fixed_specs[FA_N_OPS][FA_N_DIRECTIONS][FA_N_TIERS];
