@@ -6,6 +6,8 @@
 #define M mf
 #define S float
 #define FA_L(name) name##_f
+#define FA_LB(name) name##_fb /* over bundles: lanes_bundle.h */
+#define VB vfb_t
 #define FA_L_W VF_W
 #define FA_L_DTYPE f32
 #define v_load vf_load
@@ -38,6 +40,8 @@
 #define v_half_binade_bits_above vf_half_binade_bits_above
 #define v_abs_clamp_quiet vf_abs_clamp_quiet
 #define v_scale_shifted vf_scale_shifted
+#define v_shifter_bits vf_shifter_bits
+#define v_scale_shifted16 vf_scale_shifted16
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f
@@ -90,6 +94,8 @@
 #define M md
 #define S double
 #define FA_L(name) name##_d
+#define FA_LB(name) name##_db
+#define VB vdb_t
 #define FA_L_W VD_W
 #define FA_L_DTYPE f64
 #define v_load vd_load

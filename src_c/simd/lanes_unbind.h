@@ -3,6 +3,10 @@
 #undef M
 #undef S
 #undef FA_L
+#undef FA_LB
+#undef VB
+#undef FA_B_
+#undef FA_B_NAME
 #undef FA_L_W
 #undef FA_L_DTYPE
 #undef v_load
@@ -36,6 +40,8 @@
 #undef v_half_binade_bits_above
 #undef v_abs_clamp_quiet
 #undef v_scale_shifted
+#undef v_shifter_bits
+#undef v_scale_shifted16
 #undef m_or
 #undef m_any
 #undef FA_L_SHIFTER
