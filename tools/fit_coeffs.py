@@ -272,10 +272,10 @@ def exp_minus_tail(r):
 
 
 def exp_table16_lines():
-    """C lines of the float fast tier's exponential: exp(-h) = 2^(k/16) exp(-r),
-    k = round(16 h / ln2), r = h - k ln2/16 (the kernels fold the sign into
-    k: r = h + k ln2/16 with k = round(-16 h / ln2)); 2^(j/16) for j = k mod 16
-    from a table as hi + lo, exp(-r) = 1 - r + r^2 P(r), P of degree 1."""
+    """C lines of the float fast tier's exponential: exp(-h) = 2^(k/16) exp(-r)
+    with k = round(-16 h / ln2) and r = h + k ln2/16 (the sign folded into k);
+    2^(j/16) for j = k mod 16 from a table as hi + lo, exp(-r) = 1 - r + r^2 P(r),
+    P of degree 1."""
     ln2_16 = mp.log(2) / 16
     # 12 significant bits: k * HI is exact for |k| < 2^12 (|h| up to 177)
     step = mp.mpf(2) ** (mp.floor(mp.log(ln2_16, 2)) - 11)
