@@ -336,6 +336,15 @@ def polynomials():
         err = max_rel_error(log_atanh_tail, c, 0, z_max)
         out.append((name, c, 0.0, f"log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2 <= {mp.nstr(z_max, 5)}, "
                     f"degree {degree}", err, ctype))
+    # the fast tier's log1p: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f) = 2s, with
+    # 1 + f split at 3/2 (f from t without forming 1 + t): |v| <= 2/5
+    w_max = mp.mpf(4) / 25 * (1 + mp.mpf(2) ** -20)
+    for name, degree, fitter, ctype in (("FA_LOG1P_FAST_F64", 7, fit, "double"),
+                                        ("FA_LOG1P_FASTF", 3, fit_float, "float")):
+        c, _ = fitter(log1p_fast_tail, 0, w_max, degree)
+        err = max_rel_error(log1p_fast_tail, c, 0, w_max)
+        out.append((name, c, 0.0, f"fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2 <= "
+                    f"{mp.nstr(w_max, 5)}, degree {degree}", err, ctype))
     return out
 
 
@@ -345,6 +354,11 @@ def log_atanh_tail(z):
         return mp.mpf(2) / 3 + 2 * z / 5 + 2 * z * z / 7
     s = mp.sqrt(z)
     return (2 * mp.atanh(s) - 2 * s) / (s * z)
+
+
+def log1p_fast_tail(w):
+    """P(w) = (2 atanh(v/2) - v) / v^3 at w = v^2: the tail above at z = w/4, over 8"""
+    return log_atanh_tail(w / 4) / 8
 
 
 def tanh_coefficients():

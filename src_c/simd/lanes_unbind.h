@@ -84,6 +84,8 @@
 #undef FA_L_SIXTH_LO
 #undef FA_L_LOG_ATANH
 #undef FA_L_LOG_ATANH_DEGREE
+#undef FA_L_LOG1P_FAST
+#undef FA_L_LOG1P_FAST_DEGREE
 #undef FA_L_SELU_SCALE
 #undef FA_L_SELU_SCALE_ALPHA
 #undef FA_L_PICK
