@@ -328,23 +328,20 @@ def polynomials():
         out.append((name, c, 0.0, f"fast tier: exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2 + 2^-20, degree {degree}",
                     err, ctype))
     # log(1 + f) = 2 atanh(s) = 2s + s^3 P(s^2), s = f/(2 + f), 1 + f in
-    # [sqrt(1/2), sqrt(2)]: softplus, log_sigmoid and mish (kernels_family.inc)
+    # [sqrt(1/2), sqrt(2)]: the accurate tier of softplus, log_sigmoid and mish
+    # (kernels_family.inc). The fast tier's log1p: log(1 + f) = v + v^3 P(v^2),
+    # v = 2f/(2 + f) = 2s, 1 + f split at 3/2 (f from t without forming 1 + t),
+    # |v| <= 2/5.
     z_max = ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2 * (1 + mp.mpf(2) ** -20)
-    for name, degree, fitter, ctype in (("FA_LOG_ATANH_F64", 7, fit, "double"),
-                                        ("FA_LOG_ATANHF", 3, fit_float, "float")):
-        c, _ = fitter(log_atanh_tail, 0, z_max, degree)
-        err = max_rel_error(log_atanh_tail, c, 0, z_max)
-        out.append((name, c, 0.0, f"log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2 <= {mp.nstr(z_max, 5)}, "
-                    f"degree {degree}", err, ctype))
-    # the fast tier's log1p: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f) = 2s, with
-    # 1 + f split at 3/2 (f from t without forming 1 + t): |v| <= 2/5
     w_max = mp.mpf(4) / 25 * (1 + mp.mpf(2) ** -20)
-    for name, degree, fitter, ctype in (("FA_LOG1P_FAST_F64", 7, fit, "double"),
-                                        ("FA_LOG1P_FASTF", 3, fit_float, "float")):
-        c, _ = fitter(log1p_fast_tail, 0, w_max, degree)
-        err = max_rel_error(log1p_fast_tail, c, 0, w_max)
-        out.append((name, c, 0.0, f"fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2 <= "
-                    f"{mp.nstr(w_max, 5)}, degree {degree}", err, ctype))
+    log_forms = (("FA_LOG_ATANH", log_atanh_tail, z_max, "log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2"),
+                 ("FA_LOG1P_FAST", log1p_fast_tail, w_max,
+                  "fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2"))
+    for prefix, tail, top, form in log_forms:
+        for name, degree, fitter, ctype in ((prefix + "_F64", 7, fit, "double"), (prefix + "F", 3, fit_float, "float")):
+            c, _ = fitter(tail, 0, top, degree)
+            err = max_rel_error(tail, c, 0, top)
+            out.append((name, c, 0.0, f"{form} <= {mp.nstr(top, 5)}, degree {degree}", err, ctype))
     return out
 
 
