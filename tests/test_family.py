@@ -438,3 +438,14 @@ def test_backward_from_output_api():
     np.testing.assert_array_equal(out, [0.375, 0.5])
     with pytest.raises(TypeError, match="^fastact.tanh_backward_from_output: "):
         fa.tanh_backward_from_output(y, np.array(["a", "b"]))
+
+
+@pytest.mark.parametrize("dtype,edge", [(np.float32, 80.0), (np.float64, 700.0)])
+@pytest.mark.parametrize("name", ["softplus", "log_sigmoid"])
+def test_no_underflow_flag_where_the_result_is_normal(isa, name, dtype, edge):
+    # e^-|x| is normal up to the edge, so neither tier's steps may underflow there
+    # (the fast log(1 + t) once squared a tiny t into the subnormals)
+    x = np.concatenate([np.linspace(-edge, edge, 4001), [-edge, edge, -50.0, 50.0]]).astype(dtype)
+    for precision in TIERS:
+        with np.errstate(all="raise"):
+            getattr(fa, name)(x, precision=precision)
