@@ -21,6 +21,9 @@ with the last step compensated):
 - the float fast tier's exponential by sixteenths of ln 2: 2^(j/16) as
   float hi + lo (a 16-entry table read by permutes), ln2/16 split for the
   reduction, and exp(-r) = 1 - r + r^2 P(r) of degree 3 on |r| <= ln2/32.
+- the float fast tier's log(1 + e^-a) (softplus, log-sigmoid): one
+  polynomial in r = a - k per integer k = round(a) below 16, read by 16-entry
+  permutes, coefficients rounded one at a time as G's.
 - the constants beyond the fits: tanh GELU's 2u = c1 x + c3 x^3 coefficients
   as hi + lo, ln 2 split for Cody-Waite reduction, log2(e), 1/sqrt(2 pi).
 
@@ -238,6 +241,25 @@ def tanh_tables(intervals, degree, clamp, rounded):
     assert cut[-1][1] == clamp, "the intervals must reach the clamp"
     ratio = lambda v: mp.tanh(v) / v if v else mp.mpf(1)  # noqa: E731
     return interval_tables(mp.tanh, ratio, cut, degree, rounded)
+
+
+# fast tier softplus and log-sigmoid, float: log(1 + e^-a) as one polynomial
+# per integer k = round(a) up to 15, in r = a - k; from a = k_count - 1/2 on the
+# kernels take e^-a itself
+LOG1P_EXP_FAST_F = {"degree": 6, "count": 16}
+
+
+def log1p_exp_tables(count, degree):
+    """(rows, worst relative error of the rounded fits) of log(1 + e^-(k + r)),
+    r in [-1/2, 1/2] (from 0 for k = 0), per k below count"""
+    rows, worst = [], mp.mpf(0)
+    for k in range(count):
+        lo = 0 if k == 0 else -0.5
+        f = lambda r, k=k: mp.log1p(mp.exp(-(r + k)))  # noqa: E731
+        c, _ = fit_sequential(f, lo, 0.5, degree, to_float32)  # c0's low part dropped
+        worst = max(worst, max_rel_error(f, c, lo, 0.5, points=400))
+        rows.append(c)
+    return rows, worst
 
 
 def horner_exact(coeffs, v, c0_lo=0.0):
@@ -615,6 +637,18 @@ def render():
     lines.append(f"#define {name}_FLOOR {floor.hex()}f")
     lines.append(f"#define {name}_CLAMP {to_float32(clamp).hex()}f")
     lines += float_tables16(name, mids, rows, wrap16)
+    degree, count = LOG1P_EXP_FAST_F["degree"], LOG1P_EXP_FAST_F["count"]
+    rows, worst = log1p_exp_tables(count, degree)
+    name = "FA_LOG1P_EXPF_FAST"
+    lines.append(f"/* fast tier softplus and log-sigmoid, float: log(1 + e^-a) for a below {count - 0.5!r}, degree")
+    lines.append(f" * {degree} in r = a - k, k = round(a) (interval index k, 0 to {count - 1}), plain Horner. Max")
+    lines.append(f" * relative error of the rounded fits (c0's rounding included) {mp.nstr(worst, 3)}")
+    lines.append(f" * (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"#define {name}_TAIL {float(count - 0.5).hex()}f")
+    lines.append(f"static const float {name}[{degree + 1}][16] = {{")
+    lines += [f"    {{{row([r[j] for r in rows])}}}," for j in range(degree + 1)]
+    lines += ["};", ""]
     # its exponential: exp(-s/2) = 1 + s Q(s), s = a^2 - 2k ln2, |s| <= ln2 (and k's slack)
     s_max = mp.log(2) + mp.mpf(2) ** -14
     degree = GELU_EXP_FAST_F["degree"]
