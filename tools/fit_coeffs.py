@@ -24,6 +24,8 @@ with the last step compensated):
 - the float fast tier's log(1 + e^-a) (softplus, log-sigmoid): one
   polynomial in r = a - k per integer k = round(a) below 16, read by 16-entry
   permutes, coefficients rounded one at a time as G's.
+- the float fast tier's tanh(softplus(x)) (Mish): one polynomial per
+  interval of width 1.5 from -14 to 9.5, read the same way.
 - the constants beyond the fits: tanh GELU's 2u = c1 x + c3 x^3 coefficients
   as hi + lo, ln 2 split for Cody-Waite reduction, log2(e), 1/sqrt(2 pi).
 
@@ -259,6 +261,25 @@ def log1p_exp_tables(count, degree):
         c, _ = fit_sequential(f, lo, 0.5, degree, to_float32)  # c0's low part dropped
         worst = max(worst, max_rel_error(f, c, lo, 0.5, points=400))
         rows.append(c)
+    return rows, worst
+
+
+# fast tier Mish, float: tanh(softplus(x)) as one polynomial per interval of
+# width 1.5 centred on 1.5 m, m = round(x / 1.5) from -9 to 6 (x in [-14, 9.5];
+# below, the kernels take e^x itself; above, mish(x) rounds to x)
+MISH_FAST_F = {"degree": 8, "width": 1.5, "m_low": -9, "m_high": 6}
+
+
+def mish_tables(degree, width, m_low, m_high):
+    """(rows laid out by m mod 16, worst relative error of the rounded fits) of
+    tanh(softplus(1.5 m + r)), r in [-width/2, width/2]"""
+    rows, worst = [None] * 16, mp.mpf(0)
+    for m in range(m_low, m_high + 1):
+        f = lambda r, m=m: mp.tanh(mp.log1p(mp.exp(width * m + r)))  # noqa: E731
+        c, _ = fit_sequential(f, -width / 2, width / 2, degree, to_float32)  # c0's low part dropped
+        worst = max(worst, max_rel_error(f, c, -width / 2, width / 2, points=400))
+        rows[m % 16] = c
+    assert all(r is not None for r in rows), "16 intervals, one per index"
     return rows, worst
 
 
@@ -646,6 +667,19 @@ def render():
     lines.append(f" * (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
     lines.append(f"#define {name}_DEGREE {degree}")
     lines.append(f"#define {name}_TAIL {float(count - 0.5).hex()}f")
+    lines.append(f"static const float {name}[{degree + 1}][16] = {{")
+    lines += [f"    {{{row([r[j] for r in rows])}}}," for j in range(degree + 1)]
+    lines += ["};", ""]
+    degree, width = MISH_FAST_F["degree"], MISH_FAST_F["width"]
+    rows, worst = mish_tables(degree, width, MISH_FAST_F["m_low"], MISH_FAST_F["m_high"])
+    name = "FA_MISHF_FAST"
+    lines.append(f"/* fast tier Mish, float: tanh(softplus(x)) for x in [{width * MISH_FAST_F['m_low'] - width / 2!r}, "
+                 f"{width * MISH_FAST_F['m_high'] + width / 2!r}], degree {degree}")
+    lines.append(f" * in r = x - {width!r} m, m = round(x / {width!r}) (interval index m mod 16), plain Horner. Max")
+    lines.append(f" * relative error of the rounded fits (c0's rounding included) {mp.nstr(worst, 3)}")
+    lines.append(f" * (2^{mp.nstr(mp.log(worst, 2), 4)}). */")
+    lines.append(f"#define {name}_DEGREE {degree}")
+    lines.append(f"#define {name}_WIDTH {float(width).hex()}f")
     lines.append(f"static const float {name}[{degree + 1}][16] = {{")
     lines += [f"    {{{row([r[j] for r in rows])}}}," for j in range(degree + 1)]
     lines += ["};", ""]
