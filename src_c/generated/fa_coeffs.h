@@ -297,8 +297,8 @@ static const float FA_TANHF_FAST[7][16] = {
 };
 
 /* fast tier softplus and log-sigmoid, float: log(1 + e^-a) for a below 15.5, degree
- * 6 in r = a - k, k = round(a) (interval index k, 0 to 15), plain Horner. Max
- * relative error of the rounded fits (c0's rounding included) 1.06e-7
+ * 6 in r = a - k, k = round(a) (interval index k, 0 to 15), plain Horner.
+ * Max relative error of the rounded fits (c0's rounding included) 1.06e-7
  * (2^-23.17). */
 #define FA_LOG1P_EXPF_FAST_DEGREE 6
 #define FA_LOG1P_EXPF_FAST_TAIL 0x1.f000000000000p+3f
@@ -313,8 +313,8 @@ static const float FA_LOG1P_EXPF_FAST[7][16] = {
 };
 
 /* fast tier Mish, float: tanh(softplus(x)) for x in [-14.25, 9.75], degree 8
- * in r = x - 1.5 m, m = round(x / 1.5) (interval index m mod 16), plain Horner. Max
- * relative error of the rounded fits (c0's rounding included) 1.27e-7
+ * in r = x - 1.5 m, m = round(x / 1.5) (interval index m mod 16), plain Horner.
+ * Max relative error of the rounded fits (c0's rounding included) 1.27e-7
  * (2^-22.91). */
 #define FA_MISHF_FAST_DEGREE 8
 #define FA_MISHF_FAST_WIDTH 0x1.8000000000000p+0f
