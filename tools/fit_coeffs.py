@@ -372,16 +372,18 @@ def polynomials():
                     err, ctype))
     # log(1 + f) = 2 atanh(s) = 2s + s^3 P(s^2), s = f/(2 + f), 1 + f in
     # [sqrt(1/2), sqrt(2)]: the accurate tier of softplus, log_sigmoid and mish
-    # (kernels_family.inc). The fast tier's log1p: log(1 + f) = v + v^3 P(v^2),
+    # (kernels_family.inc). The double fast tier's log1p: log(1 + f) = v + v^3 P(v^2),
     # v = 2f/(2 + f) = 2s, 1 + f split at 3/2 (f from t without forming 1 + t),
-    # |v| <= 2/5.
+    # |v| <= 2/5 (float's fast tier has its own table, LOG1P_EXP_FAST_F).
     z_max = ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2 * (1 + mp.mpf(2) ** -20)
     w_max = mp.mpf(4) / 25 * (1 + mp.mpf(2) ** -20)
-    log_forms = (("FA_LOG_ATANH", log_atanh_tail, z_max, "log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2"),
+    both = ("_F64", 7, fit, "double"), ("F", 3, fit_float, "float")
+    log_forms = (("FA_LOG_ATANH", log_atanh_tail, z_max, "log(1 + f) = 2s + s^3 P(s^2), s = f/(2 + f), s^2", both),
                  ("FA_LOG1P_FAST", log1p_fast_tail, w_max,
-                  "fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2"))
-    for prefix, tail, top, form in log_forms:
-        for name, degree, fitter, ctype in ((prefix + "_F64", 7, fit, "double"), (prefix + "F", 3, fit_float, "float")):
+                  "fast tier, double: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2", both[:1]))
+    for prefix, tail, top, form, variants in log_forms:
+        for suffix, degree, fitter, ctype in variants:
+            name = prefix + suffix
             c, _ = fitter(tail, 0, top, degree)
             err = max_rel_error(tail, c, 0, top)
             out.append((name, c, 0.0, f"{form} <= {mp.nstr(top, 5)}, degree {degree}", err, ctype))

@@ -160,7 +160,7 @@ static const float FA_LOG_ATANHF[4] = {
     0x1.ddced80000000p-3f,
 };
 
-/* fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2 <= 0.16, degree 7; max relative error of the rounded fit 5.55e-17 (2^-54.0). Lowest degree first. */
+/* fast tier, double: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2 <= 0.16, degree 7; max relative error of the rounded fit 5.55e-17 (2^-54.0). Lowest degree first. */
 #define FA_LOG1P_FAST_F64_DEGREE 7
 #define FA_LOG1P_FAST_F64_C0_LO 0x0.0p+0
 static const double FA_LOG1P_FAST_F64[8] = {
@@ -172,16 +172,6 @@ static const double FA_LOG1P_FAST_F64[8] = {
     0x1.3b29d04981d3dp-16,
     0x1.0e8c555ecbc33p-18,
     0x1.169c3b5da1bb4p-20,
-};
-
-/* fast tier: log(1 + f) = v + v^3 P(v^2), v = 2f/(2 + f), v^2 <= 0.16, degree 3; max relative error of the rounded fit 4.13e-8 (2^-24.53). Lowest degree first. */
-#define FA_LOG1P_FASTF_DEGREE 3
-#define FA_LOG1P_FASTF_C0_LO 0x0.0p+0f
-static const float FA_LOG1P_FASTF[4] = {
-    0x1.5555560000000p-4f,
-    0x1.999a6a0000000p-7f,
-    0x1.242ce00000000p-9f,
-    0x1.e6587c0000000p-12f,
 };
 
 /* G(a) = exp(a^2/2) Phi(-a) on [(0, 0.5), (0.5, 1), (1, 2), (2, 4), (4, 8), (8, 15)] (then repeated to fill 8),
