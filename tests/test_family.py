@@ -449,3 +449,29 @@ def test_no_underflow_flag_where_the_result_is_normal(isa, name, dtype, edge):
     for precision in TIERS:
         with np.errstate(all="raise"):
             getattr(fa, name)(x, precision=precision)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("param", [0.3, 2.7, 1e-3, 40.0])
+def test_huge_inputs_with_a_parameter_reach_the_limits(isa, dtype, param):
+    # y = beta x (softplus) and z = x / alpha (celu) are kept as hi + lo; the low
+    # part of a huge one (up to half its ULP) once joined the clamped high part
+    # and gave NaN, inf or wrong values where e^-|y| is 0
+    big = np.logspace(6, 30 if dtype == np.float32 else 300, 49)
+    x = np.concatenate([-big, big, [-np.inf, np.inf]]).astype(dtype)
+    neg, pos = x < 0, x > 0
+    one = np.ones_like(x)
+    for precision in TIERS:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            celu = fa.celu(x, alpha=param, precision=precision)
+            celu_grad = fa.celu_backward(one, x, alpha=param, precision=precision)
+            softplus = fa.softplus(x, beta=param, threshold=1e30, precision=precision)
+            softplus_grad = fa.softplus_backward(one, x, beta=param, threshold=1e30, precision=precision)
+        far = neg & (x * param < -1e4) & (x / param < -1e4)
+        np.testing.assert_array_equal(celu[far], dtype(-param))
+        np.testing.assert_array_equal(celu_grad[far], 0)
+        np.testing.assert_array_equal(softplus[far], 0)
+        np.testing.assert_array_equal(softplus_grad[far], 0)
+        far = pos & (x * param > 1e4)
+        np.testing.assert_array_equal(softplus[far], x[far])
+        np.testing.assert_array_equal(softplus_grad[far], 1)
