@@ -18,9 +18,6 @@ with the last step compensated):
   kernels pick per lane by in-register permutes (no division, no branch). Its
   coefficients are rounded one at a time, the higher ones refitted to absorb
   each rounding; c0 is kept as hi + lo.
-- the float fast tier's exponential by sixteenths of ln 2: 2^(j/16) as
-  float hi + lo (a 16-entry table read by permutes), ln2/16 split for the
-  reduction, and exp(-r) = 1 - r + r^2 P(r) of degree 3 on |r| <= ln2/32.
 - the float fast tier's log(1 + e^-a) (softplus, log-sigmoid): one
   polynomial in r = a - k per integer k = round(a) below 16, read by 16-entry
   permutes, coefficients rounded one at a time as G's.
@@ -305,47 +302,6 @@ def exp_tail(r):
     if abs(r) < mp.mpf("1e-8"):
         return mp.mpf(1) / 2 + r / 6 + r * r / 24
     return (mp.exp(r) - 1 - r) / (r * r)
-
-
-def exp_minus_tail(r):
-    """(exp(-r) - 1 + r) / r^2, by its series near 0 to avoid cancellation."""
-    if abs(r) < mp.mpf("1e-8"):
-        return mp.mpf(1) / 2 - r / 6 + r * r / 24
-    return (mp.exp(-r) - 1 + r) / (r * r)
-
-
-def exp_table16_lines():
-    """C lines of the float fast tier's exponential: exp(-h) = 2^(k/16) exp(-r)
-    with k = round(-16 h / ln2) and r = h + k ln2/16 (the sign folded into k);
-    2^(j/16) for j = k mod 16 from a table as hi + lo, exp(-r) = 1 - r + r^2 P(r),
-    P of degree 1."""
-    ln2_16 = mp.log(2) / 16
-    # 12 significant bits: k * HI is exact for |k| < 2^12 (|h| up to 177)
-    step = mp.mpf(2) ** (mp.floor(mp.log(ln2_16, 2)) - 11)
-    hi = float(mp.nint(ln2_16 / step) * step)
-    lo = to_float32(ln2_16 - mp.mpf(hi))
-    # |r|: half a step, the rounding of 16h/ln2 (|k| < 2^11: 2^-13 of a step) and h's low part
-    r_max = ln2_16 / 2 + mp.mpf(2) ** -16
-    c = fit_sequential(exp_minus_tail, -r_max, r_max, 1, to_float32)[0]
-    c = [to_float32(v) for v in c]
-    err = max_rel_error(lambda r: mp.exp(-r), c, -r_max, r_max, wrap=lambda q, r: 1 - r + r * r * q)
-    t_hi = [to_float32(mp.mpf(2) ** (mp.mpf(j) / 16)) for j in range(16)]
-    t_lo = [to_float32(mp.mpf(2) ** (mp.mpf(j) / 16) - mp.mpf(h)) for j, h in enumerate(t_hi)]
-    row = lambda values: ", ".join(f"{v.hex()}f" for v in values)  # noqa: E731
-    return [
-        "/* fast tier, float: exp(-h) = 2^(k/16) exp(-r), k = round(-16 h / ln2),",
-        " * r = h + k ln2/16 (k * FA_EXPF_LN2_16_HI exact for |k| < 2^12); 2^(j/16) for",
-        " * j = k mod 16 as hi + lo; exp(-r) = 1 - r + r^2 P(r), |r| <= ln2/32 + 2^-16, P of",
-        f" * degree 1, max relative error of the rounded fit {mp.nstr(err, 3)} (2^{mp.nstr(mp.log(err, 2), 4)}). */",
-        f"#define FA_EXPF_16_LOG2E {to_float32(16 / mp.log(2)).hex()}f",
-        f"#define FA_EXPF_LN2_16_HI {hi.hex()}f",
-        f"#define FA_EXPF_LN2_16_LO {lo.hex()}f",
-        f"#define FA_EXPF_16_P0 {c[0].hex()}f",
-        f"#define FA_EXPF_16_P1 {c[1].hex()}f",
-        f"static const float FA_EXPF_2_J16_HI[16] = {{{row(t_hi)}}};",
-        f"static const float FA_EXPF_2_J16_LO[16] = {{{row(t_lo)}}};",
-        "",
-    ]
 
 
 def polynomials():
@@ -701,7 +657,6 @@ def render():
     lines.append(f"#define FA_GELU_EXPF_FAST_DEGREE {degree}")
     lines.append(f"static const float FA_GELU_EXPF_FAST[{degree + 1}] = {{{row(c)}}};")
     lines.append("")
-    lines += exp_table16_lines()
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 

@@ -325,16 +325,4 @@ static const float FA_MISHF_FAST[9][16] = {
 #define FA_GELU_EXPF_FAST_DEGREE 5
 static const float FA_GELU_EXPF_FAST[6] = {-0x1.0000000000000p-1f, 0x1.fffffe0000000p-4f, -0x1.55547e0000000p-6f, 0x1.5556fa0000000p-9f, -0x1.123cdc0000000p-12f, 0x1.6b94a40000000p-16f};
 
-/* fast tier, float: exp(-h) = 2^(k/16) exp(-r), k = round(-16 h / ln2),
- * r = h + k ln2/16 (k * FA_EXPF_LN2_16_HI exact for |k| < 2^12); 2^(j/16) for
- * j = k mod 16 as hi + lo; exp(-r) = 1 - r + r^2 P(r), |r| <= ln2/32 + 2^-16, P of
- * degree 1, max relative error of the rounded fit 4.66e-9 (2^-27.68). */
-#define FA_EXPF_16_LOG2E 0x1.7154760000000p+4f
-#define FA_EXPF_LN2_16_HI 0x1.62e0000000000p-5f
-#define FA_EXPF_LN2_16_LO 0x1.0bfbe80000000p-19f
-#define FA_EXPF_16_P0 0x1.0001480000000p-1f
-#define FA_EXPF_16_P1 -0x1.55552a0000000p-3f
-static const float FA_EXPF_2_J16_HI[16] = {0x1.0000000000000p+0f, 0x1.0b55860000000p+0f, 0x1.172b840000000p+0f, 0x1.2387a60000000p+0f, 0x1.306fe00000000p+0f, 0x1.3dea640000000p+0f, 0x1.4bfdae0000000p+0f, 0x1.5ab07e0000000p+0f, 0x1.6a09e60000000p+0f, 0x1.7a11480000000p+0f, 0x1.8ace540000000p+0f, 0x1.9c49180000000p+0f, 0x1.ae89fa0000000p+0f, 0x1.c199be0000000p+0f, 0x1.d5818e0000000p+0f, 0x1.ea4afa0000000p+0f};
-static const float FA_EXPF_2_J16_LO[16] = {0x0.0p+0f, 0x1.9f31220000000p-25f, -0x1.c157420000000p-27f, 0x1.ceac480000000p-25f, 0x1.4636e20000000p-25f, 0x1.8246840000000p-25f, -0x1.593abc0000000p-25f, -0x1.5bd5ec0000000p-27f, 0x1.9fcef40000000p-26f, -0x1.829fd00000000p-25f, 0x1.15506e0000000p-27f, 0x1.51f8480000000p-27f, -0x1.a94b140000000p-26f, -0x1.3d56b20000000p-27f, -0x1.822dbc0000000p-27f, 0x1.52486c0000000p-27f};
-
 #endif

@@ -41,7 +41,6 @@
 #define v_abs_clamp_quiet vf_abs_clamp_quiet
 #define v_scale_shifted vf_scale_shifted
 #define v_shifter_bits vf_shifter_bits
-#define v_scale_shifted16 vf_scale_shifted16
 #define m_or mf_or
 #define m_any mf_any
 #define FA_L_SHIFTER 0x1.8p23f

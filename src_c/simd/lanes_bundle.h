@@ -98,7 +98,6 @@ FA_INLINE FA_B_(index) FA_B_(gelu_g_fast_index)(FA_B_(t) a) {
 }
 #if defined(FA_LANES_FLOAT)
 FA_B_BINARY(scale_shifted, v_scale_shifted)
-FA_B_BINARY(scale_shifted16, v_scale_shifted16)
 FA_B_LOOKUP(lookup8_wrap, v_lookup8_wrap)
 FA_B_LOOKUP(lookup16, v_lookup16)
 FA_B_TO_INDEX(half_binade_bits, v_half_binade_bits)
@@ -157,13 +156,11 @@ FA_B_TO_INDEX(shifter_bits, v_shifter_bits)
 #define FA_L_GELU_G_FAST_INDEX FA_B_(gelu_g_fast_index)
 #if defined(FA_LANES_FLOAT)
 #undef v_scale_shifted
-#undef v_scale_shifted16
 #undef v_lookup8_wrap
 #undef v_lookup16
 #undef v_half_binade_bits
 #undef v_shifter_bits
 #define v_scale_shifted FA_B_(scale_shifted)
-#define v_scale_shifted16 FA_B_(scale_shifted16)
 #define v_lookup8_wrap FA_B_(lookup8_wrap)
 #define v_lookup16 FA_B_(lookup16)
 #define v_half_binade_bits FA_B_(half_binade_bits)

@@ -41,7 +41,6 @@
 #undef v_abs_clamp_quiet
 #undef v_scale_shifted
 #undef v_shifter_bits
-#undef v_scale_shifted16
 #undef m_or
 #undef m_any
 #undef FA_L_SHIFTER

@@ -167,13 +167,7 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_castps_si256(ks), 23)));
 }
 /* with ks = 0x1.8p23 + k as above (|k| < 2^21): the bits of ks, whose low
- * four are k mod 16 (a vf_lookup16 index), and v 2^floor(k/16) by adding
- * floor(k/16) to v's exponent field (bits >> 4 drops k mod 16; the shifter's
- * own bits shift out above): exact where the result is normal */
+ * bits are k mod 2^n (a table's index: vf_lookup16 reads the low four) */
 static inline vi vf_shifter_bits(vf ks) { return _mm256_castps_si256(ks); }
-static inline vf vf_scale_shifted16(vf v, vf ks) {
-    __m256i k = _mm256_slli_epi32(_mm256_srli_epi32(_mm256_castps_si256(ks), 4), 23);
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), k));
-}
 
 #endif

@@ -233,13 +233,7 @@ static inline vf vf_scale_shifted(vf v, vf ks) {
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(v), k));
 }
 /* with ks = 0x1.8p23 + k as above (|k| < 2^21): the bits of ks, whose low
- * four are k mod 16 (a vf_lookup16 index), and v 2^floor(k/16) by adding
- * floor(k/16) to v's exponent field (bits >> 4 drops k mod 16; the shifter's
- * own bits shift out above): exact where the result is normal */
+ * bits are k mod 2^n (a table's index: vf_lookup16 reads the low four) */
 static inline vi vf_shifter_bits(vf ks) { return vreinterpretq_s32_f32(ks); }
-static inline vf vf_scale_shifted16(vf v, vf ks) {
-    uint32x4_t k = vshlq_n_u32(vshrq_n_u32(vreinterpretq_u32_f32(ks), 4), 23);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(v), k));
-}
 
 #endif
